@@ -1,0 +1,160 @@
+import { alignCut, headEnd } from './core/boundary.js';
+import { buildGroups } from './core/groups.js';
+import { planView, type DropReason, type ResolvedSummary } from './core/plan.js';
+import { repairHistory, type RepairAction } from './core/repair.js';
+import { CtxfoldInputError } from './errors.js';
+import { selectLens } from './formats/detect.js';
+import type { FormatName, MessageLens } from './formats/lens.js';
+import type { OpenAIChatMessage } from './formats/openai-chat.js';
+import { idAt } from './identity.js';
+import { resolvePlanningOptions, type PlanningOptions, type SummaryInput } from './options.js';
+import { createTokenCounter, type TokenCounter } from './tokens/counter.js';
+
+/** Options of `compressContext`: planning options plus format, tokenizer and an existing summary. */
+export interface CompressOptions extends PlanningOptions {
+  /** Wire format of `messages`; `auto` (default) detects it. */
+  format?: FormatName | 'auto';
+  /** Model name: picks the tiktoken encoding. */
+  model?: string;
+  /** A counter to reuse across calls (keeps its cache warm); made from `model` when absent. */
+  counter?: TokenCounter;
+  /** A summary made earlier; applied when the history still starts with the messages it covers. */
+  summary?: SummaryInput | null;
+  /** Fix a broken incoming history before planning (default true); what changed is reported. */
+  repair?: boolean;
+}
+
+/** One message left out of the view. */
+export interface DroppedMessage {
+  readonly index: number;
+  readonly id: string;
+  readonly reason: DropReason;
+}
+
+/** Everything `compressContext` decided, as plain JSON-ready data. Indexes refer to the input. */
+export interface CompressReport {
+  readonly format: FormatName;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly maxContextTokens?: number;
+  readonly compressionThresholdTokens?: number;
+  readonly messagesBefore: number;
+  readonly messagesAfter: number;
+  readonly groups: { readonly count: number; readonly turns: number; readonly largest: number };
+  readonly headEnd: number;
+  readonly tailStart: number;
+  readonly protectedStart: number;
+  readonly summary: { readonly applied: boolean; readonly coveredMessages: number; readonly note?: string };
+  readonly dropped: readonly DroppedMessage[];
+  readonly collapsed: readonly { readonly index: number; readonly id: string; readonly tokensBefore: number; readonly tokensAfter: number }[];
+  readonly repaired: readonly RepairAction[];
+  readonly overBudget: boolean;
+  /** When over the threshold: the messages a summarizer should fold in next, by index and id. */
+  readonly summarize?: { readonly start: number; readonly end: number; readonly ids: readonly string[] };
+  readonly notes: readonly string[];
+}
+
+/** The view to send and the report of how it was made. */
+export interface CompressResult<M> {
+  readonly messages: M[];
+  readonly report: CompressReport;
+}
+
+let defaultCounter: TokenCounter | undefined;
+const countersByModel = new Map<string, TokenCounter>();
+
+function counterFor(options: CompressOptions): TokenCounter {
+  if (options.counter) return options.counter;
+  if (!options.model) return (defaultCounter ??= createTokenCounter());
+  let c = countersByModel.get(options.model);
+  if (!c) countersByModel.set(options.model, (c = createTokenCounter({ model: options.model })));
+  return c;
+}
+
+/**
+ * Where a summary's coverage ends: it applies only when the messages right after the head are
+ * exactly the ones it covers, in order (ids carry content fingerprints, so an edited or
+ * regenerated message makes it stale), and the end is a group start.
+ */
+function resolveSummary<M>(
+  messages: readonly M[], lens: MessageLens<M>, grouping: ReturnType<typeof buildGroups>, start: number, summary: SummaryInput,
+): { resolved?: ResolvedSummary; note?: string } {
+  if (typeof summary.text !== 'string') throw new CtxfoldInputError('options.summary.text', 'must be a string');
+  if (!Array.isArray(summary.coveredIds)) throw new CtxfoldInputError('options.summary.coveredIds', 'must be an array of message ids');
+  const ids = summary.coveredIds;
+  if (ids.length === 0 || summary.text.trim() === '') return { note: 'summary not applied: it is empty or covers no message' };
+  if (start + ids.length > messages.length) return { note: 'summary not applied: it covers more messages than the history has after the head' };
+  for (let k = 0; k < ids.length; k++) {
+    if (idAt(messages, lens, start + k) !== ids[k]) {
+      return { note: `summary not applied: messages[${start + k}] is not the message it covers (edited, regenerated or a different head)` };
+    }
+  }
+  const end = start + ids.length;
+  const aligned = alignCut(grouping, end);
+  if (aligned <= start) return { note: 'summary not applied: its coverage ends inside the first group after the head' };
+  return { resolved: { text: summary.text, coveredEnd: aligned }, note: aligned < end ? `summary coverage snapped back from ${end} to group start ${aligned}` : undefined };
+}
+
+/**
+ * Compresses a history into a view that fits the budget and that the provider accepts: head +
+ * optional summary + the rest, trimmed only at group boundaries. Pure apart from the token-count
+ * cache: the same input gives the same view. Kept messages are the caller's own objects, in order
+ * (a collapsed tool result is a copy with its content replaced, and is reported).
+ */
+export function compressContext<M = OpenAIChatMessage>(messages: readonly M[], options: CompressOptions = {}): CompressResult<M> {
+  const resolved = resolvePlanningOptions(options);
+  const lens = selectLens(messages, options.format ?? 'auto') as MessageLens<M>;
+  let input = messages;
+  let repaired: RepairAction[] = [];
+  if (options.repair !== false && lens.format === 'openai') {
+    const r = repairHistory(messages as readonly OpenAIChatMessage[]);
+    if (r.actions.length > 0) {
+      input = r.messages as unknown as M[];
+      repaired = r.actions;
+    }
+  }
+  const counter = counterFor(options);
+  const grouping = buildGroups(input, lens);
+  let summaryNote: string | undefined;
+  let resolvedSummary: ResolvedSummary | undefined;
+  if (options.summary) {
+    const r = resolveSummary(input, lens, grouping, headEnd(grouping, resolved.keepFirst), options.summary);
+    resolvedSummary = r.resolved;
+    summaryNote = r.note;
+  }
+  const plan = planView(input, lens, grouping, (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
+  const d = plan.decisions;
+  const dropped: DroppedMessage[] = [];
+  for (const r of d.dropped) for (let i = r.start; i < r.end; i++) dropped.push({ index: i, id: idAt(input, lens, i), reason: r.reason });
+  let turns = 0;
+  let largest = 0;
+  for (const g of grouping.groups) {
+    if (g.type === 'turn') turns++;
+    largest = Math.max(largest, g.end - g.start);
+  }
+  const notes = [...d.notes];
+  if (repaired.length > 0) notes.push(`input repaired (${repaired.length} change(s)); indexes refer to the repaired history`);
+  return {
+    messages: plan.messages,
+    report: {
+      format: lens.format,
+      tokensBefore: d.tokensBefore,
+      tokensAfter: d.tokensAfter,
+      maxContextTokens: resolved.maxContextTokens,
+      compressionThresholdTokens: resolved.compressionThresholdTokens,
+      messagesBefore: d.messagesBefore,
+      messagesAfter: d.messagesAfter,
+      groups: { count: d.groups, turns, largest },
+      headEnd: d.headEnd,
+      tailStart: d.tailStart,
+      protectedStart: d.protectedStart,
+      summary: { applied: d.summaryApplied, coveredMessages: resolvedSummary ? resolvedSummary.coveredEnd - d.headEnd : 0, note: summaryNote },
+      dropped,
+      collapsed: d.collapsed.map((c) => ({ ...c, id: idAt(input, lens, c.index) })),
+      repaired,
+      overBudget: d.overBudget,
+      summarize: d.summarize ? { ...d.summarize, ids: Array.from({ length: d.summarize.end - d.summarize.start }, (_, k) => idAt(input, lens, d.summarize!.start + k)) } : undefined,
+      notes,
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+
+/** A stable content fingerprint (hex, 16 chars) of a JSON value: equal content, equal fingerprint. */
+export function fingerprintText(text: string): string {
+  return createHash('sha1').update(text).digest('hex').slice(0, 16);
+}
+
+/**
+ * JSON with object keys sorted, so two messages with the same content in a different key order
+ * fingerprint the same.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value as Record<string, unknown>).sort();
+  const parts: string[] = [];
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) continue;
+    parts.push(`${JSON.stringify(k)}:${canonicalJson(v)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** Fingerprint of a message's canonical content (position not included). */
+export function fingerprintMessage(message: unknown): string {
+  return fingerprintText(canonicalJson(message));
+}
+
+/**
+ * A message id: the message's own id where its format has one, otherwise its content
+ * fingerprint plus its position, so two equal messages at different places stay distinct.
+ */
+export function messageId(ownId: string | undefined, fingerprint: () => string, position: number): string {
+  return ownId ?? `${position}:${fingerprint()}`;
+}

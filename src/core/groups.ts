@@ -1,0 +1,116 @@
+import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
+
+/**
+ * An atomic group: a run of messages that is kept or dropped whole. `start` is inclusive and
+ * `end` exclusive; groups tile the history in order with no gaps.
+ */
+export interface Group {
+  /** Ordinal of the group in the history. */
+  readonly index: number;
+  readonly start: number;
+  readonly end: number;
+  /** `turn`: opens tool calls (with its results and follow-up); `single`: one message. */
+  readonly type: 'turn' | 'single';
+  /** True when a single group holds a system/developer message. */
+  readonly system: boolean;
+  /** True when some message of the group carries text a human typed. */
+  readonly userText: boolean;
+  /** For a turn: every call it opened is answered inside the group. */
+  readonly complete: boolean;
+}
+
+/** Groups of a history plus, for each message index, the ordinal of the group holding it. */
+export interface Grouping {
+  readonly groups: readonly Group[];
+  readonly groupOf: Int32Array;
+}
+
+/** Finds the first unanswered call that `result` answers: by id when both carry one, else by position. */
+function matchCall(pending: readonly CallRef[], answered: Uint8Array, result: ResultRef): number {
+  for (let k = 0; k < pending.length; k++) {
+    if (answered[k]) continue;
+    const call = pending[k];
+    if (result.id !== undefined && call.id !== undefined) {
+      if (call.id === result.id) return k;
+      continue;
+    }
+    // Id-less pairing (Gemini without ids, legacy function calls): the first open call in order.
+    if (result.id === undefined || call.id === undefined) return k;
+  }
+  return -1;
+}
+
+/**
+ * Partitions `messages` into atomic groups in one linear pass. A turn is a message that opens
+ * calls (plus, where the format splits parallel calls over consecutive assistant messages, those
+ * too), every following message that answers one of its calls, and an assistant follow-up that
+ * opens no calls. Calls pair with results inside the turn only, never by id across the history,
+ * since real logs reuse ids in later turns.
+ */
+export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>): Grouping {
+  const n = messages.length;
+  const groups: Group[] = [];
+  const groupOf = new Int32Array(n);
+  let i = 0;
+  while (i < n) {
+    const start = i;
+    // Messages glued to their successor (reasoning items) open the group of what follows them.
+    while (i + 1 < n && lens.gluedToNext(messages[i], messages[i + 1])) i++;
+    let userText = false;
+    for (let k = start; k <= i; k++) if (lens.hasUserText(messages[k])) userText = true;
+    const opener = messages[i];
+    const kind = lens.kind(opener);
+    let pending: CallRef[] = [...lens.calls(opener)];
+    let end = i + 1;
+    let complete = true;
+    if (pending.length > 0) {
+      if (lens.splitParallelCalls) {
+        while (end < n && lens.kind(messages[end]) === 'assistant' && lens.results(messages[end]).length === 0) {
+          const more = lens.calls(messages[end]);
+          if (more.length === 0) break;
+          pending = pending.concat(more);
+          end++;
+        }
+      }
+      const answered = new Uint8Array(pending.length);
+      let open = pending.length;
+      while (end < n && open > 0) {
+        const results = lens.results(messages[end]);
+        if (results.length === 0) break;
+        let matched = 0;
+        for (const r of results) {
+          const k = matchCall(pending, answered, r);
+          if (k >= 0) {
+            answered[k] = 1;
+            open--;
+            matched++;
+          }
+        }
+        if (matched === 0) break;
+        if (lens.hasUserText(messages[end])) userText = true;
+        end++;
+      }
+      complete = open === 0;
+      // The follow-up that consumes the results belongs to the turn when it opens nothing itself.
+      if (complete && end < n && lens.kind(messages[end]) === 'assistant' && lens.calls(messages[end]).length === 0
+        && !(end + 1 < n && lens.gluedToNext(messages[end], messages[end + 1]))) {
+        end++;
+      }
+    } else if (kind === 'user' && lens.hasUserText(opener)) {
+      userText = true;
+    }
+    const g: Group = {
+      index: groups.length,
+      start,
+      end,
+      type: pending.length > 0 ? 'turn' : 'single',
+      system: pending.length === 0 && end - start === 1 && kind === 'system',
+      userText,
+      complete,
+    };
+    groups.push(g);
+    groupOf.fill(g.index, start, end);
+    i = end;
+  }
+  return { groups, groupOf };
+}

@@ -1,0 +1,218 @@
+import type { MessageLens } from '../formats/lens.js';
+import { headEnd, lastUserGroupStart, tailStart } from './boundary.js';
+import type { Grouping } from './groups.js';
+
+/** Why a message is not sent as it was. */
+export type DropReason = 'summarized' | 'budget';
+
+/** A run of consecutive messages [start, end) left out of the view for one reason. */
+export interface DroppedRange {
+  readonly start: number;
+  readonly end: number;
+  readonly reason: DropReason;
+}
+
+/** A tool result whose content was replaced by a placeholder (the call/result pair stays). */
+export interface CollapsedResult {
+  readonly index: number;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+}
+
+/** Options the planner needs, already resolved to numbers (see `compressContext` for defaults). */
+export interface PlanOptions {
+  readonly keepFirst: number;
+  readonly keepLast: number;
+  readonly maxContextTokens?: number;
+  readonly compressionThresholdTokens?: number;
+  /** Collapse tool results of at least this many characters when over budget; off when absent. */
+  readonly collapseMinChars?: number;
+  /** Role of the summary message. */
+  readonly summaryRole: 'system' | 'user';
+  /** Tokens added once per request (reply priming). */
+  readonly requestOverheadTokens: number;
+}
+
+/** A summary resolved against the history: its text and where the messages it covers end. */
+export interface ResolvedSummary {
+  readonly text: string;
+  /** Messages in [head end, coveredEnd) are replaced by the summary; must be a group start. */
+  readonly coveredEnd: number;
+}
+
+/** What the planner did and why; plain data, safe to serialize. */
+export interface PlanDecisions {
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly messagesBefore: number;
+  readonly messagesAfter: number;
+  readonly groups: number;
+  readonly headEnd: number;
+  readonly tailStart: number;
+  /** Start of the group holding the last user text: never dropped. */
+  readonly protectedStart: number;
+  readonly summaryApplied: boolean;
+  readonly dropped: readonly DroppedRange[];
+  readonly collapsed: readonly CollapsedResult[];
+  /** True when even the smallest valid view is over `maxContextTokens`. */
+  readonly overBudget: boolean;
+  /** Groups not yet summarized, between head/summary and tail, when over the threshold. */
+  readonly summarize?: { readonly start: number; readonly end: number };
+  readonly notes: readonly string[];
+}
+
+/** The planner's output: the view to send and the decisions behind it. */
+export interface Plan<M> {
+  readonly messages: M[];
+  readonly decisions: PlanDecisions;
+}
+
+/** Placeholder text for a collapsed tool result; says what was there so the model can ask again. */
+export function collapsedPlaceholder(chars: number): string {
+  return `[tool result cleared to save context: ${chars} characters omitted]`;
+}
+
+function ranges(keep: Uint8Array, reason: Uint8Array, from: number, to: number): DroppedRange[] {
+  const out: DroppedRange[] = [];
+  let i = from;
+  while (i < to) {
+    if (keep[i]) { i++; continue; }
+    const r = reason[i];
+    const start = i;
+    while (i < to && !keep[i] && reason[i] === r) i++;
+    out.push({ start, end: i, reason: r === 1 ? 'summarized' : 'budget' });
+  }
+  return out;
+}
+
+/**
+ * Plans the view of a history: head + optional summary + the rest, then, while over
+ * `maxContextTokens`, collapses bulky old tool results and drops the oldest groups whole. The
+ * group holding the last user text and everything after it, the head and system messages are
+ * never dropped, and no group is ever split, so the view is valid whenever the input is. Linear in
+ * the number of messages; `count` is called once per kept message (callers cache it).
+ */
+export function planView<M>(
+  messages: readonly M[],
+  lens: MessageLens<M>,
+  grouping: Grouping,
+  count: (message: M) => number,
+  options: PlanOptions,
+  summary?: ResolvedSummary,
+): Plan<M> {
+  const n = messages.length;
+  const { groups } = grouping;
+  const notes: string[] = [];
+  const tokens = new Float64Array(n);
+  let before = options.requestOverheadTokens;
+  for (let i = 0; i < n; i++) {
+    tokens[i] = count(messages[i]);
+    before += tokens[i];
+  }
+  const hEnd = headEnd(grouping, options.keepFirst);
+  const protectedStart = Math.max(hEnd, lastUserGroupStart(grouping));
+  const tStart = tailStart(grouping, options.keepLast, hEnd);
+
+  const keep = new Uint8Array(n).fill(1);
+  const reason = new Uint8Array(n);
+  let total = before;
+
+  let summaryMessage: M | undefined;
+  let coveredEnd = hEnd;
+  if (summary && summary.text.trim() !== '') {
+    coveredEnd = Math.min(Math.max(summary.coveredEnd, hEnd), protectedStart);
+    if (coveredEnd < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
+    summaryMessage = lens.summaryMessage(summary.text, options.summaryRole);
+    total += count(summaryMessage);
+    for (let g = grouping.groupOf[hEnd] ?? groups.length; g < groups.length && groups[g].start < coveredEnd; g++) {
+      const grp = groups[g];
+      if (grp.system) continue; // instructions stay in force even when the turns around them are summarized
+      for (let i = grp.start; i < grp.end; i++) {
+        keep[i] = 0;
+        reason[i] = 1;
+        total -= tokens[i];
+      }
+    }
+  }
+
+  const max = options.maxContextTokens;
+  const replaced = new Map<number, M>();
+  const collapsed: CollapsedResult[] = [];
+  if (max !== undefined && total > max && options.collapseMinChars !== undefined) {
+    // Clear bulky results older than the tail first: the pair stays, so the view stays valid.
+    for (let i = coveredEnd; i < tStart && total > max; i++) {
+      if (!keep[i] || lens.kind(messages[i]) !== 'result') continue;
+      const results = lens.results(messages[i]);
+      let chars = 0;
+      for (const r of results) chars += r.content.length;
+      if (chars < options.collapseMinChars) continue;
+      const cleared = lens.collapseResults(messages[i], collapsedPlaceholder(chars));
+      const after = count(cleared);
+      if (after >= tokens[i]) continue;
+      replaced.set(i, cleared);
+      collapsed.push({ index: i, tokensBefore: tokens[i], tokensAfter: after });
+      total += after - tokens[i];
+    }
+  }
+  if (max !== undefined && total > max) {
+    // Drop the oldest whole groups until the view fits; the current turn is never dropped.
+    for (let g = grouping.groupOf[coveredEnd] ?? groups.length; g < groups.length && total > max; g++) {
+      const grp = groups[g];
+      if (grp.start >= protectedStart) break;
+      if (grp.system) continue;
+      for (let i = grp.start; i < grp.end; i++) {
+        if (!keep[i]) continue;
+        keep[i] = 0;
+        reason[i] = 2;
+        const r = replaced.get(i);
+        total -= r === undefined ? tokens[i] : count(r);
+      }
+    }
+  }
+  const overBudget = max !== undefined && total > max;
+  if (overBudget) notes.push(`the smallest valid view is ${total} tokens, over the limit of ${max}: head, system messages and the last user turn are never dropped or split`);
+
+  const out: M[] = [];
+  let summaryPlaced = false;
+  for (let i = 0; i < n; i++) {
+    if (!keep[i]) {
+      if (summaryMessage && !summaryPlaced && reason[i] === 1) {
+        out.push(summaryMessage);
+        summaryPlaced = true;
+      }
+      continue;
+    }
+    if (summaryMessage && !summaryPlaced && i >= hEnd) {
+      out.push(summaryMessage);
+      summaryPlaced = true;
+    }
+    out.push(replaced.get(i) ?? messages[i]);
+  }
+  if (summaryMessage && !summaryPlaced) out.push(summaryMessage);
+  const collapsedFinal = collapsed.filter((c) => keep[c.index]);
+
+  let summarize: PlanDecisions['summarize'];
+  const threshold = options.compressionThresholdTokens;
+  if (threshold !== undefined && before >= threshold && coveredEnd < tStart) {
+    summarize = { start: coveredEnd, end: tStart };
+  }
+  return {
+    messages: out,
+    decisions: {
+      tokensBefore: before,
+      tokensAfter: total,
+      messagesBefore: n,
+      messagesAfter: out.length,
+      groups: groups.length,
+      headEnd: hEnd,
+      tailStart: tStart,
+      protectedStart,
+      summaryApplied: summaryMessage !== undefined,
+      dropped: ranges(keep, reason, 0, n),
+      collapsed: collapsedFinal,
+      overBudget,
+      summarize,
+      notes,
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { CtxfoldInputError } from '../errors.js';
+import type { FormatName, MessageLens } from './lens.js';
+import { openaiChatLens } from './openai-chat.js';
+
+/** Lenses that ship, by format name. Formats listed in `FormatName` but absent here are not built yet. */
+export const LENSES: Partial<Record<FormatName, MessageLens<any>>> = {
+  openai: openaiChatLens,
+};
+
+/** The format names `--format` / `options.format` accept today. */
+export const SUPPORTED_FORMATS = Object.keys(LENSES) as FormatName[];
+
+/**
+ * Returns the lens for a named format, or detects it from the messages (`auto`). Throws a
+ * `CtxfoldInputError` naming the first message that fits no shipped format, and the rule it breaks.
+ */
+export function selectLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages'): MessageLens<any> {
+  if (!Array.isArray(messages)) throw new CtxfoldInputError(path, `must be an array of messages, got ${messages === null ? 'null' : typeof messages}`);
+  let lens: MessageLens<any> | undefined;
+  if (format === 'auto') {
+    lens = SUPPORTED_FORMATS.map((f) => LENSES[f]!).find((l) => messages.every((m) => l.problem(m) === undefined));
+    if (!lens) lens = openaiChatLens; // report the problem in terms of the default format
+  } else {
+    lens = LENSES[format];
+    if (!lens) throw new CtxfoldInputError('format', `unsupported format ${JSON.stringify(format)} (supported: ${SUPPORTED_FORMATS.join(', ')}, auto)`);
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const p = lens.problem(messages[i]);
+    if (p) throw new CtxfoldInputError(`${path}[${i}]${p.field}`, p.rule);
+  }
+  return lens;
+}

@@ -1,0 +1,155 @@
+import type { CallRef, MessageKind, MessageLens, ResultRef, TranscriptEntry } from './lens.js';
+
+/** A content part of an OpenAI Chat message (text, image, audio, file, refusal...). */
+export interface OpenAIContentPart {
+  type: string;
+  text?: string;
+  refusal?: string;
+  [key: string]: unknown;
+}
+
+/** An OpenAI Chat Completions tool call as it appears in `assistant.tool_calls`. */
+export interface OpenAIToolCall {
+  id: string;
+  type?: string;
+  function: { name: string; arguments: string };
+  [key: string]: unknown;
+}
+
+/** An OpenAI Chat Completions message, loosely typed: unknown fields are kept as they are. */
+export interface OpenAIChatMessage {
+  role: string;
+  content?: string | OpenAIContentPart[] | null;
+  name?: string;
+  tool_calls?: OpenAIToolCall[] | null;
+  tool_call_id?: string;
+  function_call?: { name: string; arguments: string } | null;
+  [key: string]: unknown;
+}
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+}
+
+/** Joins the text of string or part-list content; non-text parts contribute nothing. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let out = '';
+  for (const part of content) {
+    if (typeof part === 'string') out += part;
+    else if (part && typeof part === 'object') {
+      const p = part as OpenAIContentPart;
+      if (typeof p.text === 'string') out += p.text;
+      else if (typeof p.refusal === 'string') out += p.refusal;
+    }
+  }
+  return out;
+}
+
+function argumentsText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  return JSON.stringify(value);
+}
+
+function readCalls(m: OpenAIChatMessage): readonly CallRef[] {
+  if (m.role !== 'assistant') return [];
+  const out: CallRef[] = [];
+  if (Array.isArray(m.tool_calls)) {
+    for (const call of m.tool_calls) {
+      const fn = call?.function;
+      out.push({
+        id: typeof call?.id === 'string' ? call.id : undefined,
+        name: typeof fn?.name === 'string' ? fn.name : '',
+        arguments: argumentsText(fn?.arguments),
+      });
+    }
+  }
+  if (m.function_call && typeof m.function_call === 'object') {
+    // Legacy function calling: one call per message, answered by role 'function' with the same name.
+    out.push({ name: String(m.function_call.name ?? ''), arguments: argumentsText(m.function_call.arguments) });
+  }
+  return out;
+}
+
+function readResults(m: OpenAIChatMessage): readonly ResultRef[] {
+  if (m.role === 'tool') {
+    return [{ id: typeof m.tool_call_id === 'string' ? m.tool_call_id : undefined, content: contentText(m.content) }];
+  }
+  if (m.role === 'function') {
+    return [{ name: typeof m.name === 'string' ? m.name : undefined, content: contentText(m.content) }];
+  }
+  return [];
+}
+
+function kindOf(m: OpenAIChatMessage): MessageKind {
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+      return 'system';
+    case 'user':
+      return 'user';
+    case 'assistant':
+      return 'assistant';
+    case 'tool':
+    case 'function':
+      return 'result';
+    default:
+      return 'other';
+  }
+}
+
+function transcriptOf(m: OpenAIChatMessage): TranscriptEntry {
+  const kind = kindOf(m);
+  const role = kind === 'result' ? 'tool' : kind === 'other' ? 'other' : kind;
+  const results = readResults(m);
+  return {
+    role,
+    text: kind === 'result' ? '' : contentText(m.content),
+    calls: readCalls(m),
+    results,
+  };
+}
+
+/**
+ * The OpenAI Chat Completions lens: roles system/developer/user/assistant/tool and the legacy
+ * `function_call` / role `function`. Tool results pair with calls by `tool_call_id`; legacy
+ * function results pair by position (one call per assistant message).
+ */
+export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
+  format: 'openai',
+  kind: kindOf,
+  calls: readCalls,
+  results: readResults,
+  hasUserText: (m) => m.role === 'user',
+  ownId: (m) => (typeof m.id === 'string' ? m.id : undefined),
+  transcript: transcriptOf,
+  gluedToNext: () => false,
+  splitParallelCalls: false,
+  summaryMessage: (text, role) => ({ role, content: text }),
+  collapseResults: (m, placeholder) => ({ ...m, content: placeholder }),
+  problem(value: unknown) {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
+    const m = value as Record<string, unknown>;
+    if (typeof m.role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(m.role)}` };
+    if (!ROLES.has(m.role)) return { field: '.role', rule: `unknown role ${JSON.stringify(m.role)} (expected ${[...ROLES].join(', ')})` };
+    const c = m.content;
+    if (c !== undefined && c !== null && typeof c !== 'string' && !Array.isArray(c)) return { field: '.content', rule: `must be a string, an array of parts or null, got ${describe(c)}` };
+    if (m.tool_calls !== undefined && m.tool_calls !== null) {
+      if (!Array.isArray(m.tool_calls)) return { field: '.tool_calls', rule: `must be an array, got ${describe(m.tool_calls)}` };
+      for (let k = 0; k < m.tool_calls.length; k++) {
+        const call = m.tool_calls[k] as { id?: unknown; function?: { name?: unknown } } | null;
+        if (!call || typeof call !== 'object') return { field: `.tool_calls[${k}]`, rule: `must be an object, got ${describe(call)}` };
+        if (typeof call.id !== 'string') return { field: `.tool_calls[${k}].id`, rule: `must be a string, got ${describe(call.id)}` };
+        if (!call.function || typeof call.function.name !== 'string') return { field: `.tool_calls[${k}].function.name`, rule: 'must be a string' };
+      }
+    }
+    return undefined;
+  },
+};

@@ -1,0 +1,36 @@
+/**
+ * What is remembered per chat: the rolling summary and exactly which messages it replaced.
+ * `version` starts at 1 for the first summary and grows by one with each commit.
+ */
+export interface ChatState {
+  readonly chatId: string;
+  readonly version: number;
+  readonly summary: string;
+  /** Ids of the covered messages, in history order, starting right after the head. */
+  readonly coveredIds: readonly string[];
+  /** Hash over `coveredIds` in order: a quick check that the history still starts the same way. */
+  readonly coveredHash: string;
+  /** Number of head messages (`keepFirst`, rounded to groups) the coverage starts after. */
+  readonly headLength: number;
+  readonly summarizer: string;
+  readonly model?: string;
+  /** Tokens of the covered messages, and of the summary that replaces them. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** ISO timestamps. */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/**
+ * Where chat states live. `commit` is a compare-and-set on `version`: it writes only when the
+ * stored version is `expectedVersion` (0 = no state yet) and is atomic, so a crash leaves either
+ * the old or the new state, and a stale job can never overwrite a newer summary.
+ */
+export interface StateStore {
+  get(chatId: string): Promise<ChatState | undefined>;
+  /** Returns true when written, false when the stored version was not `expectedVersion`. */
+  commit(state: ChatState, expectedVersion: number): Promise<boolean>;
+  delete(chatId: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,97 @@
+import type { MessageLens } from '../formats/lens.js';
+import { encodingForModel, sharedEncoder } from './encoders.js';
+
+/** Counts the tokens of a text. Any tokenizer can stand in for tiktoken here. */
+export type TextCounter = (text: string) => number;
+
+/** Per-message and per-request overheads of the chat format (OpenAI's published accounting). */
+export const MESSAGE_OVERHEAD_TOKENS = 3;
+export const CALL_OVERHEAD_TOKENS = 3;
+export const REQUEST_OVERHEAD_TOKENS = 3;
+
+/** Options for `createTokenCounter`. */
+export interface TokenCounterOptions {
+  /** Model name; picks the encoding when `encoding` is not given. */
+  readonly model?: string;
+  /** tiktoken encoding name (`o200k_base`, `cl100k_base`, ...). */
+  readonly encoding?: string;
+  /** Your own text counter instead of tiktoken. */
+  readonly countText?: TextCounter;
+  /** Texts shorter than this are counted directly, not cached (the lookup would cost more). */
+  readonly cacheMinChars?: number;
+  /** Upper bound on characters held by the text cache before it is cleared. */
+  readonly cacheMaxChars?: number;
+}
+
+/** Counts what a provider bills for messages, remembering every count it has made. */
+export interface TokenCounter {
+  /** Tokens of one text. */
+  readonly text: TextCounter;
+  /** Tokens one message costs: content, tool-call names and arguments, results, overhead. */
+  message<M>(message: M, lens: MessageLens<M>): number;
+  /** Tokens added once per request. */
+  readonly requestOverhead: number;
+  /** Counts made and served from cache, for benchmarks and reports. */
+  stats(): { encoded: number; cachedHits: number; identityHits: number };
+}
+
+/**
+ * Creates a token counter. Counts are cached twice: by message object identity (a repeated
+ * request over the same objects costs one lookup per message) and by text content (a re-parsed
+ * request body re-encodes nothing it has seen). The cache holds only counts and texts already
+ * in memory, bounded by `cacheMaxChars`.
+ */
+export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
+  const minChars = options.cacheMinChars ?? 32;
+  const maxChars = options.cacheMaxChars ?? 64 * 1024 * 1024;
+  let raw: TextCounter;
+  if (options.countText) raw = options.countText;
+  else {
+    const enc = sharedEncoder((options.encoding ?? encodingForModel(options.model)) as Parameters<typeof sharedEncoder>[0]);
+    raw = (t) => (t.length === 0 ? 0 : enc.encode_ordinary(t).length);
+  }
+  const byText = new Map<string, number>();
+  let heldChars = 0;
+  const byObject = new WeakMap<object, number>();
+  let encoded = 0;
+  let cachedHits = 0;
+  let identityHits = 0;
+
+  const text: TextCounter = (t) => {
+    if (t.length < minChars) return raw(t);
+    const hit = byText.get(t);
+    if (hit !== undefined) {
+      cachedHits++;
+      return hit;
+    }
+    const n = raw(t);
+    encoded++;
+    if (heldChars + t.length > maxChars) {
+      byText.clear();
+      heldChars = 0;
+    }
+    byText.set(t, n);
+    heldChars += t.length;
+    return n;
+  };
+
+  return {
+    text,
+    requestOverhead: REQUEST_OVERHEAD_TOKENS,
+    message<M>(m: M, lens: MessageLens<M>): number {
+      const key = m as unknown as object;
+      const known = typeof key === 'object' && key !== null ? byObject.get(key) : undefined;
+      if (known !== undefined) {
+        identityHits++;
+        return known;
+      }
+      const t = lens.transcript(m);
+      let n = MESSAGE_OVERHEAD_TOKENS + 1 + text(t.text);
+      for (const c of t.calls) n += CALL_OVERHEAD_TOKENS + text(c.name) + text(c.arguments);
+      for (const r of t.results) n += text(r.content) + (r.name ? 1 : 0);
+      if (typeof key === 'object' && key !== null) byObject.set(key, n);
+      return n;
+    },
+    stats: () => ({ encoded, cachedHits, identityHits }),
+  };
+}
