@@ -6,7 +6,7 @@ import { CtxfoldInputError } from './errors.js';
 import { selectLens } from './formats/detect.js';
 import type { FormatName, MessageLens } from './formats/lens.js';
 import type { OpenAIChatMessage } from './formats/openai-chat.js';
-import { idAt } from './identity.js';
+import { idAt, idsOf } from './identity.js';
 import { resolvePlanningOptions, type PlanningOptions, type SummaryInput } from './options.js';
 import { createTokenCounter, type TokenCounter } from './tokens/counter.js';
 
@@ -45,6 +45,9 @@ export interface CompressReport {
   readonly tailStart: number;
   readonly protectedStart: number;
   readonly summary: { readonly applied: boolean; readonly coveredMessages: number; readonly note?: string };
+  /** Counts of messages left out, by reason (cheap; `dropped` lists them with ids). */
+  readonly droppedCounts: { readonly summarized: number; readonly budget: number };
+  /** Every message left out, with its id and why. Computed on first read (ids cost a hash each). */
   readonly dropped: readonly DroppedMessage[];
   readonly collapsed: readonly { readonly index: number; readonly id: string; readonly tokensBefore: number; readonly tokensAfter: number }[];
   readonly repaired: readonly RepairAction[];
@@ -58,6 +61,24 @@ export interface CompressReport {
 export interface CompressResult<M> {
   readonly messages: M[];
   readonly report: CompressReport;
+}
+
+function memo<T>(make: () => T): () => T {
+  let value: T | undefined;
+  let made = false;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value as T;
+  };
+}
+
+/** Adds an enumerable, memoized getter (so JSON output includes it) that is computed only when read. */
+function lazyObject<T extends object, K extends string, V>(base: T, key: K, make: () => V): T & Record<K, V> {
+  const get = memo(make);
+  return Object.defineProperty(base, key, { enumerable: true, get }) as T & Record<K, V>;
 }
 
 let defaultCounter: TokenCounter | undefined;
@@ -102,6 +123,20 @@ function resolveSummary<M>(
  * (a collapsed tool result is a copy with its content replaced, and is reported).
  */
 export function compressContext<M = OpenAIChatMessage>(messages: readonly M[], options: CompressOptions = {}): CompressResult<M> {
+  const { messages: view, report } = analyzeContext(messages, options);
+  return { messages: view, report };
+}
+
+/** `compressContext` plus what it worked on: the (repaired) input, its lens and its token counter. */
+export interface ContextAnalysis<M> extends CompressResult<M> {
+  /** The history the plan was made on: the input, or its repaired copy. Report indexes refer to it. */
+  readonly input: readonly M[];
+  readonly lens: MessageLens<M>;
+  readonly counter: TokenCounter;
+}
+
+/** Plans a view like `compressContext` and also returns the input, lens and counter it used. */
+export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], options: CompressOptions = {}): ContextAnalysis<M> {
   const resolved = resolvePlanningOptions(options);
   const lens = selectLens(messages, options.format ?? 'auto') as MessageLens<M>;
   let input = messages;
@@ -124,8 +159,15 @@ export function compressContext<M = OpenAIChatMessage>(messages: readonly M[], o
   }
   const plan = planView(input, lens, grouping, (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
   const d = plan.decisions;
-  const dropped: DroppedMessage[] = [];
-  for (const r of d.dropped) for (let i = r.start; i < r.end; i++) dropped.push({ index: i, id: idAt(input, lens, i), reason: r.reason });
+  const droppedCounts = { summarized: 0, budget: 0 };
+  for (const r of d.dropped) droppedCounts[r.reason] += r.end - r.start;
+  const listDropped = memo(() => {
+    const out: DroppedMessage[] = [];
+    for (const r of d.dropped) for (let i = r.start; i < r.end; i++) out.push({ index: i, id: idAt(input, lens, i), reason: r.reason });
+    return out;
+  });
+  const s = d.summarize;
+  const summarize = s ? lazyObject({ start: s.start, end: s.end }, 'ids', () => idsOf(input, lens, s.start, s.end)) : undefined;
   let turns = 0;
   let largest = 0;
   for (const g of grouping.groups) {
@@ -135,6 +177,9 @@ export function compressContext<M = OpenAIChatMessage>(messages: readonly M[], o
   const notes = [...d.notes];
   if (repaired.length > 0) notes.push(`input repaired (${repaired.length} change(s)); indexes refer to the repaired history`);
   return {
+    input,
+    lens,
+    counter,
     messages: plan.messages,
     report: {
       format: lens.format,
@@ -149,11 +194,14 @@ export function compressContext<M = OpenAIChatMessage>(messages: readonly M[], o
       tailStart: d.tailStart,
       protectedStart: d.protectedStart,
       summary: { applied: d.summaryApplied, coveredMessages: resolvedSummary ? resolvedSummary.coveredEnd - d.headEnd : 0, note: summaryNote },
-      dropped,
+      droppedCounts,
+      get dropped() {
+        return listDropped();
+      },
       collapsed: d.collapsed.map((c) => ({ ...c, id: idAt(input, lens, c.index) })),
       repaired,
       overBudget: d.overBudget,
-      summarize: d.summarize ? { ...d.summarize, ids: Array.from({ length: d.summarize.end - d.summarize.start }, (_, k) => idAt(input, lens, d.summarize!.start + k)) } : undefined,
+      summarize,
       notes,
     },
   };

@@ -1,14 +1,35 @@
-import { fingerprintMessage, messageId } from './core/fingerprint.js';
+import { fingerprintMessage, fingerprintText, messageId } from './core/fingerprint.js';
 import type { MessageLens } from './formats/lens.js';
 
 const fingerprints = new WeakMap<object, string>();
+const textFingerprints = new Map<string, string>();
+const TEXT_CACHE_MAX_CHARS = 64 * 1024 * 1024;
+let textCacheChars = 0;
 
-/** Content fingerprint of a message, computed once per message object. */
+/** Fingerprint of a long string, hashed once per process per distinct text (bounded cache). */
+function longStringFingerprint(text: string): string {
+  let fp = textFingerprints.get(text);
+  if (fp === undefined) {
+    fp = fingerprintText(text);
+    if (textCacheChars + text.length > TEXT_CACHE_MAX_CHARS) {
+      textFingerprints.clear();
+      textCacheChars = 0;
+    }
+    textFingerprints.set(text, fp);
+    textCacheChars += text.length;
+  }
+  return fp;
+}
+
+/**
+ * Content fingerprint of a message, computed once per message object; a re-parsed copy of a
+ * message seen before re-hashes only its structure, not its long texts.
+ */
 export function cachedFingerprint(message: unknown): string {
-  if (typeof message !== 'object' || message === null) return fingerprintMessage(message);
+  if (typeof message !== 'object' || message === null) return fingerprintMessage(message, longStringFingerprint);
   let fp = fingerprints.get(message);
   if (fp === undefined) {
-    fp = fingerprintMessage(message);
+    fp = fingerprintMessage(message, longStringFingerprint);
     fingerprints.set(message, fp);
   }
   return fp;

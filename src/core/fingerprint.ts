@@ -5,26 +5,32 @@ export function fingerprintText(text: string): string {
   return createHash('sha1').update(text).digest('hex').slice(0, 16);
 }
 
+/** Strings at least this long enter a canonical form as their own fingerprint, not their text. */
+export const LONG_STRING_CHARS = 256;
+
 /**
  * JSON with object keys sorted, so two messages with the same content in a different key order
- * fingerprint the same.
+ * fingerprint the same. Strings of `LONG_STRING_CHARS` or more are written as `#` + their
+ * fingerprint (through `longString`, which a caller may back with a cache): the form stays a pure
+ * function of the content, and its size depends on the structure, not on the text.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, longString: (s: string) => string = fingerprintText): string {
+  if (typeof value === 'string') return value.length >= LONG_STRING_CHARS ? `"#${longString(value)}"` : JSON.stringify(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, longString)).join(',')}]`;
   const keys = Object.keys(value as Record<string, unknown>).sort();
   const parts: string[] = [];
   for (const k of keys) {
     const v = (value as Record<string, unknown>)[k];
     if (v === undefined) continue;
-    parts.push(`${JSON.stringify(k)}:${canonicalJson(v)}`);
+    parts.push(`${JSON.stringify(k)}:${canonicalJson(v, longString)}`);
   }
   return `{${parts.join(',')}}`;
 }
 
 /** Fingerprint of a message's canonical content (position not included). */
-export function fingerprintMessage(message: unknown): string {
-  return fingerprintText(canonicalJson(message));
+export function fingerprintMessage(message: unknown, longString?: (s: string) => string): string {
+  return fingerprintText(canonicalJson(message, longString));
 }
 
 /**

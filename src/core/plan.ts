@@ -67,6 +67,11 @@ export interface Plan<M> {
   readonly decisions: PlanDecisions;
 }
 
+/** The text of the message that stands for summarized history: a short frame, then the summary. */
+export function summaryMessageText(summary: string, coveredMessages: number): string {
+  return `[Summary of ${coveredMessages} earlier messages of this conversation, which are not repeated here]\n${summary}`;
+}
+
 /** Placeholder text for a collapsed tool result; says what was there so the model can ask again. */
 export function collapsedPlaceholder(chars: number): string {
   return `[tool result cleared to save context: ${chars} characters omitted]`;
@@ -122,7 +127,7 @@ export function planView<M>(
   if (summary && summary.text.trim() !== '') {
     coveredEnd = Math.min(Math.max(summary.coveredEnd, hEnd), protectedStart);
     if (coveredEnd < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
-    summaryMessage = lens.summaryMessage(summary.text, options.summaryRole);
+    summaryMessage = lens.summaryMessage(summaryMessageText(summary.text, coveredEnd - hEnd), options.summaryRole);
     total += count(summaryMessage);
     for (let g = grouping.groupOf[hEnd] ?? groups.length; g < groups.length && groups[g].start < coveredEnd; g++) {
       const grp = groups[g];

@@ -1,0 +1,170 @@
+import { EventEmitter } from 'node:events';
+import { defaultChatId, type ChatIdCarrier } from './chat-id.js';
+import { compressContext, type CompressOptions, type CompressResult } from './compress.js';
+import { resolvePlanningOptions } from './options.js';
+import { ChatScheduler, type TriggerOutcome } from './schedule.js';
+import { MemoryStore } from './store/memory-store.js';
+import type { StateStore } from './store/state.js';
+import { createExtractiveSummarizer } from './summarize/extractive.js';
+import type { Summarizer } from './summarize/summarizer.js';
+import { runSummaryJob, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
+import { createTokenCounter } from './tokens/counter.js';
+import { warmCounts } from './tokens/warm.js';
+import { selectLens } from './formats/detect.js';
+
+/** Histories at least this long are token-counted in event-loop-friendly slices before planning. */
+const WARM_ABOVE_MESSAGES = 512;
+
+/** Options of `createCompressor`: planning options plus where state lives and who summarizes. */
+export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary'> {
+  /** Where summaries are kept. Default: a `MemoryStore` (use `SqliteStore` to survive restarts). */
+  store?: StateStore;
+  /** Who writes summaries. Default: the extractive summarizer (no network); `null` disables summaries. */
+  summarizer?: Summarizer | null;
+  /** Summary jobs running at once across chats. Default 2. */
+  concurrency?: number;
+  /** A summary job is aborted after this long. Default 120 000 ms. */
+  jobTimeoutMs?: number;
+  /**
+   * `silent` (default): a failed summary is reported through `summary:failed` only. `raise`: also
+   * makes the next `drain()` reject with the failures. Requests are served either way.
+   */
+  summaryFailMode?: 'silent' | 'raise';
+  summary_fail_mode?: 'silent' | 'raise';
+  /** Reads the chat id of a request. Default: `chatId`, `metadata.chat_id`, else a fingerprint of its opening. */
+  chatId?: (request: Req) => string | undefined;
+}
+
+/** The request shape `wrap` understands: anything with `messages` (other fields pass through). */
+export interface ChatRequest<M = unknown> extends ChatIdCarrier {
+  readonly messages: M[];
+}
+
+/** Events and their payloads. */
+export interface CompressorEvents {
+  compressed: { readonly chatId: string; readonly report: CompressResult<unknown>['report'] };
+  'summary:start': SummaryStartEvent;
+  'summary:done': SummaryDoneEvent;
+  'summary:failed': { readonly chatId: string; readonly error: unknown };
+  'summary:stale': SummaryStaleEvent;
+}
+
+/** What `createCompressor` returns. */
+export interface Compressor<Req extends ChatRequest = ChatRequest> {
+  /** Wraps a chat handler: it receives the compressed view; its response is returned untouched. */
+  wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>): (request: R) => Promise<Res>;
+  /** The view for this chat now, using its stored summary when it still matches. Never waits for a summarizer. */
+  compress<M>(chatId: string, messages: M[]): Promise<CompressResult<M>>;
+  /** Asks for a background summary of this history when it is over the threshold. Never waits for it. */
+  schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
+  /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
+  drain(): Promise<void>;
+  /** Stops scheduling, waits for running jobs (aborting them after `graceMs` when given), closes the store. */
+  close(graceMs?: number): Promise<void>;
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<E extends keyof CompressorEvents>(event: E, listener: (payload: CompressorEvents[E]) => void): () => void;
+}
+
+/**
+ * Creates the stateful compressor: per chat it serves head + stored summary + aligned tail, and
+ * after each response schedules a background summary when the history is over
+ * `compressionThresholdTokens` (default: 75% of `maxContextTokens`). The request path reads the
+ * store once and never waits for a summarizer; a failed, slow or stale summary leaves the previous
+ * one in force and the history intact.
+ */
+export function createCompressor<Req extends ChatRequest = ChatRequest>(options: CompressorOptions<Req> = {}): Compressor<Req> {
+  const resolved = resolvePlanningOptions(options);
+  const failMode = options.summaryFailMode ?? options.summary_fail_mode ?? 'silent';
+  if (failMode !== 'silent' && failMode !== 'raise') throw new RangeError(`options.summaryFailMode: must be "silent" or "raise", got ${JSON.stringify(failMode)}`);
+  const threshold = resolved.compressionThresholdTokens
+    ?? (resolved.maxContextTokens !== undefined ? Math.floor(resolved.maxContextTokens * 0.75) : undefined);
+  const planning: CompressOptions = {
+    ...options,
+    compressionThresholdTokens: threshold,
+    compression_threshold_tokens: undefined,
+    counter: options.counter ?? createTokenCounter({ model: options.model }),
+  };
+  const store = options.store ?? new MemoryStore();
+  const summarizer = options.summarizer === undefined ? createExtractiveSummarizer() : options.summarizer;
+  const events = new EventEmitter();
+  events.setMaxListeners(0);
+  const failures: unknown[] = [];
+  const emit = <E extends keyof CompressorEvents>(event: E, payload: CompressorEvents[E]) => {
+    events.emit(event, payload);
+  };
+
+  const scheduler = new ChatScheduler<unknown[]>(
+    (chatId, messages, signal) => runSummaryJob({
+      store,
+      summarizer: summarizer!,
+      planning,
+      onStart: (e) => emit('summary:start', e),
+      onDone: (e) => emit('summary:done', e),
+      onStale: (e) => emit('summary:stale', e),
+    }, chatId, messages, signal),
+    { concurrency: options.concurrency, jobTimeoutMs: options.jobTimeoutMs },
+    {
+      onError: (chatId, error) => {
+        if (failMode === 'raise') failures.push(error);
+        emit('summary:failed', { chatId, error });
+      },
+    },
+  );
+
+  const chatIdOf = (request: Req): string => options.chatId?.(request) ?? defaultChatId(request);
+
+  async function compress<M>(chatId: string, messages: M[]): Promise<CompressResult<M>> {
+    // A long history is counted in slices first, so its cold count never blocks other requests.
+    if (messages.length >= WARM_ABOVE_MESSAGES) await warmCounts(planning.counter!, messages, selectLens(messages, options.format ?? 'auto'));
+    const state = await store.get(chatId);
+    const result = compressContext(messages, {
+      ...planning,
+      summary: state ? { text: state.summary, coveredIds: state.coveredIds } : null,
+    });
+    const { report } = result;
+    if (!report.summary.applied && report.droppedCounts.budget > 0) {
+      (report.notes as string[]).push('no usable summary yet: served the best valid view without one (older groups dropped whole)');
+    }
+    emit('compressed', { chatId, report });
+    return result;
+  }
+
+  function schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed' {
+    if (!summarizer || threshold === undefined) return 'not-needed';
+    return scheduler.trigger(chatId, messages);
+  }
+
+  return {
+    wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>) {
+      return async (request: R): Promise<Res> => {
+        if (!request || !Array.isArray(request.messages)) throw new TypeError('request.messages: must be an array of messages');
+        const chatId = chatIdOf(request);
+        const { messages, report } = await compress(chatId, request.messages);
+        const response = await handler({ ...request, messages });
+        // After the response: summarize in the background only when the history asks for it.
+        if (report.summarize) schedule(chatId, request.messages);
+        return response;
+      };
+    },
+    compress,
+    schedule(chatId, messages) {
+      const { report } = compressContext(messages, planning);
+      return report.summarize ? schedule(chatId, messages) : 'not-needed';
+    },
+    async drain() {
+      await scheduler.drain();
+      if (failures.length > 0) {
+        const errors = failures.splice(0);
+        throw new AggregateError(errors, `${errors.length} summary job(s) failed: ${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
+      }
+    },
+    async close(graceMs?: number) {
+      await scheduler.close(graceMs);
+      await store.close();
+    },
+    on(event, listener) {
+      events.on(event, listener as (payload: unknown) => void);
+      return () => events.off(event, listener as (payload: unknown) => void);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { analyzeContext, type CompressOptions } from './compress.js';
+import { selectLens } from './formats/detect.js';
+import type { MessageLens } from './formats/lens.js';
+import { cachedFingerprint, idsOf } from './identity.js';
+import { inSlices, warmCounts } from './tokens/warm.js';
+import type { ChatState, StateStore } from './store/state.js';
+import { hashCoveredIds } from './store/hash.js';
+import { summarizeRolling } from './summarize/rolling.js';
+import type { Summarizer } from './summarize/summarizer.js';
+
+/** Emitted when a job starts folding messages into a chat's summary. */
+export interface SummaryStartEvent {
+  readonly chatId: string;
+  /** Index range [from, to) of the history being folded in. */
+  readonly from: number;
+  readonly to: number;
+  /** Version of the summary the job builds on (0 = none). */
+  readonly baseVersion: number;
+  /** True when a stored summary no longer matched the history and is being rebuilt from the head. */
+  readonly recomputed: boolean;
+}
+
+/** Emitted when a new summary was committed. */
+export interface SummaryDoneEvent {
+  readonly chatId: string;
+  readonly version: number;
+  /** Every message id the summary now covers, in order, and those this job added. */
+  readonly coveredIds: readonly string[];
+  readonly newlyCovered: readonly string[];
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** Summarizer calls this job made (more than one when the batch exceeded its input budget). */
+  readonly calls: number;
+  readonly recomputed: boolean;
+}
+
+/** Emitted when a job's summary lost the compare-and-set to a newer one and was discarded. */
+export interface SummaryStaleEvent {
+  readonly chatId: string;
+  readonly expectedVersion: number;
+}
+
+/** What a summary job needs. */
+export interface SummaryJobContext {
+  readonly store: StateStore;
+  readonly summarizer: Summarizer;
+  readonly planning: CompressOptions;
+  readonly onStart?: (e: SummaryStartEvent) => void;
+  readonly onDone?: (e: SummaryDoneEvent) => void;
+  readonly onStale?: (e: SummaryStaleEvent) => void;
+  /** Clock for timestamps (ISO strings). */
+  readonly now?: () => string;
+}
+
+/**
+ * Folds the messages not yet covered into the chat's rolling summary and commits it with
+ * compare-and-set on the version. Only groups between the head (or the current summary's end)
+ * and the kept tail are summarized; a stored summary that no longer matches the history is
+ * rebuilt from the head. On any failure, abort, empty result or lost race nothing is written,
+ * so the previous summary stays in force.
+ */
+export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, messages: readonly M[], signal: AbortSignal): Promise<void> {
+  const state = await ctx.store.get(chatId);
+  // Counts and fingerprints of a long history are made in slices, so the synchronous plan below
+  // is all cache hits and the job never holds the event loop for long.
+  const lensFor = selectLens(messages, ctx.planning.format ?? 'auto') as MessageLens<M>;
+  await warmCounts(ctx.planning.counter!, messages, lensFor);
+  await inSlices(messages.length, (i) => cachedFingerprint(messages[i]));
+  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  const analysis = analyzeContext(messages, {
+    ...ctx.planning,
+    summary: state ? { text: state.summary, coveredIds: state.coveredIds } : null,
+  });
+  const { report, input, lens, counter } = analysis;
+  const range = report.summarize;
+  if (!range || range.end <= range.start) return;
+  const applied = report.summary.applied;
+  const recomputed = state !== undefined && !applied;
+  const baseVersion = state?.version ?? 0;
+  ctx.onStart?.({ chatId, from: range.start, to: range.end, baseVersion, recomputed });
+
+  const entries = input.slice(range.start, range.end).map((m) => lens.transcript(m));
+  const { summary, calls } = await summarizeRolling(ctx.summarizer, {
+    previousSummary: applied ? state?.summary : undefined,
+    messages: entries,
+    signal,
+    countTokens: counter.text,
+  });
+  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  if (summary.trim() === '') throw new Error(`summarizer ${ctx.summarizer.name} returned an empty summary`);
+
+  const coveredIds = idsOf(input, lens, report.headEnd, range.end);
+  let tokensBefore = 0;
+  for (let i = report.headEnd; i < range.end; i++) tokensBefore += counter.message(input[i], lens);
+  const now = (ctx.now ?? (() => new Date().toISOString()))();
+  const next: ChatState = {
+    chatId,
+    version: baseVersion + 1,
+    summary,
+    coveredIds,
+    coveredHash: hashCoveredIds(coveredIds),
+    headLength: report.headEnd,
+    summarizer: ctx.summarizer.name,
+    model: ctx.summarizer.model,
+    tokensBefore,
+    tokensAfter: counter.text(summary),
+    createdAt: state?.createdAt ?? now,
+    updatedAt: now,
+  };
+  if (!(await ctx.store.commit(next, baseVersion))) {
+    ctx.onStale?.({ chatId, expectedVersion: baseVersion });
+    return;
+  }
+  ctx.onDone?.({
+    chatId, version: next.version, coveredIds, newlyCovered: range.ids, tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
+  });
+}
