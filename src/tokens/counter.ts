@@ -47,8 +47,10 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
   let raw: TextCounter;
   if (options.countText) raw = options.countText;
   else {
-    const enc = sharedEncoder((options.encoding ?? encodingForModel(options.model)) as Parameters<typeof sharedEncoder>[0]);
-    raw = (t) => (t.length === 0 ? 0 : enc.encode_ordinary(t).length);
+    // The WASM encoder takes about half a second to build: build it at the first count, not here.
+    const encoding = (options.encoding ?? encodingForModel(options.model)) as Parameters<typeof sharedEncoder>[0];
+    let enc: ReturnType<typeof sharedEncoder> | undefined;
+    raw = (t) => (t.length === 0 ? 0 : (enc ??= sharedEncoder(encoding)).encode_ordinary(t).length);
   }
   const byText = new Map<string, number>();
   let heldChars = 0;

@@ -1,0 +1,414 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compressContext, type CompressOptions } from '../src/compress.js';
+import { openaiProfile, validateMessages } from '../src/core/validate.js';
+import { SUPPORTED_FORMATS } from '../src/formats/detect.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { CORPUS_PATH, corpusDescribe, loadCorpus } from './helpers/corpus.js';
+
+/** These tests run the built CLI as a child process: `npm run build` (or `npm test`) first. */
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(root, 'dist', 'src', 'cli', 'main.js');
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function ctxfold(args: readonly string[], stdin = '', env: Record<string, string> = {}): Run {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    input: stdin,
+    encoding: 'utf8',
+    cwd: root,
+    env: { ...process.env, CTXFOLD_DEBUG: '', ...env },
+    maxBuffer: 256 * 1024 * 1024,
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `ctxfold` without blocking, so independent runs can overlap (each pays the tokenizer's start-up). */
+function ctxfoldAsync(args: readonly string[], stdin = ''): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: root, env: { ...process.env, CTXFOLD_DEBUG: '' }, timeout: 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+/** Runs the jobs with at most `limit` at a time; results in job order. */
+async function limited<T>(jobs: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const k = next++;
+      results[k] = await jobs[k]();
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  return results;
+}
+
+const json = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+const dir = mkdtempSync(join(tmpdir(), 'ctxfold-cli-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build before these tests`);
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A deterministic tool-calling chat: a system prompt, then rounds of question, call, result and
+ * answer. Results come in three sizes (short, ~600 chars, ~3000 chars) so that each planning flag
+ * (budget, collapse threshold, its default) changes the outcome.
+ */
+function toolChat(rounds: number): OpenAIChatMessage[] {
+  const out: OpenAIChatMessage[] = [{ role: 'system', content: 'You are an airline agent. Use the tools to look things up.' }];
+  for (let i = 0; i < rounds; i++) {
+    const size = [3000, 600, 60][i % 3];
+    let result = '';
+    for (let k = 0; result.length < size; k++) result += `flight AF${100 + i * 7 + k} seat ${k}${'ABCDEF'[k % 6]} status ${k % 2 ? 'open' : 'held'}; `;
+    out.push({ role: 'user', content: `Round ${i}: what is the status of reservation R${1000 + i}?` });
+    out.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'get_reservation', arguments: `{"id":"R${1000 + i}"}` } }] });
+    out.push({ role: 'tool', tool_call_id: `call_${i}`, content: result });
+    out.push({ role: 'assistant', content: `Reservation R${1000 + i} is confirmed; ${i + 1} seats checked.` });
+  }
+  out.push({ role: 'user', content: 'Thanks. Anything else I should know?' });
+  return out;
+}
+
+/** A history the provider rejects: a tool message that answers no call. */
+const orphanResult: OpenAIChatMessage[] = [
+  { role: 'system', content: 'be brief' },
+  { role: 'user', content: 'hi' },
+  { role: 'tool', tool_call_id: 'call_x', content: 'a result nobody asked for' },
+  { role: 'assistant', content: 'hello' },
+];
+const goodHistory: OpenAIChatMessage[] = toolChat(2);
+
+describe('ctxfold compress: shapes', () => {
+  const chat = toolChat(12);
+
+  test('an array in gives { messages, ctxfold } out, equal to compressContext', () => {
+    const r = ctxfold(['compress', '--max-tokens', '1500', file('array.json', JSON.stringify(chat))]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out)).toEqual(['messages', 'ctxfold']);
+    const lib = compressContext(chat, { maxContextTokens: 1500 });
+    expect(out.messages).toEqual(json(lib.messages));
+    expect(out.ctxfold).toEqual(json(lib.report));
+    expect(out.messages.length).toBeLessThan(chat.length);
+    expect(out.ctxfold.tokensAfter).toBeLessThanOrEqual(1500);
+  });
+
+  test('an object in keeps its other fields, in order, replaces messages and adds ctxfold', () => {
+    const input = { id: 'chat-7', messages: chat, meta: { user: 'u1' } };
+    const r = ctxfold(['compress', '--max-tokens', '1500', file('object.json', JSON.stringify(input))]);
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out)).toEqual(['id', 'messages', 'meta', 'ctxfold']);
+    expect(out.id).toBe('chat-7');
+    expect(out.meta).toEqual({ user: 'u1' });
+    expect(out.messages).toEqual(json(compressContext(chat, { maxContextTokens: 1500 }).messages));
+    expect(out.ctxfold.messagesBefore).toBe(chat.length);
+  });
+
+  test('JSONL in gives one line per record, in order; blank lines are skipped', () => {
+    const records = [toolChat(1), toolChat(12), toolChat(5)].map((messages, k) => ({ id: `r${k}`, messages }));
+    const text = `${JSON.stringify(records[0])}\n\n${JSON.stringify(records[1])}\r\n   \n${JSON.stringify(records[2])}\n\n`;
+    const r = ctxfold(['compress', '--max-tokens', '1500', '--pretty', file('three.jsonl', text)]);
+    expect(r.status).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines).toHaveLength(3); // --pretty is ignored for JSONL: still one line per record
+    const out = lines.map((l) => JSON.parse(l));
+    expect(out.map((o) => o.id)).toEqual(['r0', 'r1', 'r2']);
+    out.forEach((o, k) => {
+      expect(o.messages).toEqual(json(compressContext(records[k].messages, { maxContextTokens: 1500 }).messages));
+      expect(o.ctxfold.messagesBefore).toBe(records[k].messages.length);
+    });
+  });
+
+  test('a JSONL line may also be a bare array of messages', () => {
+    const text = `${JSON.stringify(goodHistory)}\n${JSON.stringify({ messages: goodHistory })}\n`;
+    const r = ctxfold(['compress'], text);
+    expect(r.status).toBe(0);
+    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(out.map((o) => Object.keys(o))).toEqual([['messages', 'ctxfold'], ['messages', 'ctxfold']]);
+  });
+
+  test('standard input via "-" and via no FILE give the same output as the file', () => {
+    const text = JSON.stringify({ messages: chat });
+    const fromFile = ctxfold(['compress', '--max-tokens', '1500', file('stdin.json', text)]);
+    const dash = ctxfold(['compress', '--max-tokens', '1500', '-'], text);
+    const none = ctxfold(['compress', '--max-tokens', '1500'], text);
+    expect(fromFile.status).toBe(0);
+    expect(dash).toEqual(fromFile);
+    expect(none).toEqual(fromFile);
+  });
+
+  test('--pretty indents a single JSON document and changes nothing else', () => {
+    const text = JSON.stringify({ messages: goodHistory });
+    const compact = ctxfold(['compress'], text);
+    const pretty = ctxfold(['compress', '--pretty'], text);
+    expect(compact.stdout.trim().split('\n')).toHaveLength(1);
+    expect(pretty.stdout).toMatch(/^\{\n {2}"messages": \[\n {4}\{/);
+    expect(JSON.parse(pretty.stdout)).toEqual(JSON.parse(compact.stdout));
+  });
+});
+
+describe('ctxfold compress: each flag reaches compressContext', () => {
+  const chat = toolChat(12);
+  // Every case but the last must give a different result: each flag changes something.
+  const cases: [string[], CompressOptions][] = [
+    [[], {}],
+    [['--max-tokens', '1500'], { maxContextTokens: 1500 }],
+    [['--max-tokens', '1500', '--keep-first', '5'], { maxContextTokens: 1500, keepFirst: 5 }],
+    [['--max-tokens=1500', '--keep-last', '1'], { maxContextTokens: 1500, keepLast: 1 }],
+    [['--threshold', '500'], { compressionThresholdTokens: 500 }],
+    [['--max-tokens', '1500', '--trim-tool-output', '100'], { maxContextTokens: 1500, toolOutputTrim: { minChars: 100 } }],
+    // No value: the FILE that follows is the input, not CHARS.
+    [['--max-tokens', '1500', '--trim-tool-output'], { maxContextTokens: 1500, toolOutputTrim: true }],
+    [['--model', 'gpt-4'], { model: 'gpt-4' }],
+    [['--format', 'openai'], { format: 'openai' }],
+  ];
+  const input = file('flags.json', JSON.stringify(chat));
+  let runs: Run[] = [];
+  beforeAll(async () => {
+    runs = await limited(cases.map(([args]) => () => ctxfoldAsync(['compress', ...args, input])), 3);
+  });
+
+  test.each(cases.map((c, k) => [...c, k] as const))('%j', (_args, options, k) => {
+    const r = runs[k];
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    const lib = compressContext(chat, options);
+    expect(out.messages).toEqual(json(lib.messages));
+    expect(out.ctxfold).toEqual(json(lib.report));
+  });
+
+  test('every flag changed the outcome (so none is silently ignored)', () => {
+    const outputs = runs.map((r) => r.stdout);
+    expect(outputs).toHaveLength(cases.length);
+    const distinct = new Set(outputs.slice(0, -1));
+    expect(distinct.size).toBe(cases.length - 1);
+    expect(outputs.at(-1)).toBe(outputs[0]); // --format openai is what auto detects
+  });
+
+  test('--trim-tool-output collapses the bulky results and the view stays valid', () => {
+    const r = ctxfold(['compress', '--max-tokens', '1500', '--trim-tool-output', '100', input]);
+    const out = JSON.parse(r.stdout);
+    expect(out.ctxfold.collapsed.length).toBeGreaterThan(0);
+    expect(validateMessages(out.messages, openaiProfile)).toEqual([]);
+  });
+
+  test('repair is on by default; --no-repair leaves a broken history as it is', () => {
+    const text = JSON.stringify(orphanResult);
+    const repaired = JSON.parse(ctxfold(['compress'], text).stdout);
+    expect(repaired.ctxfold.repaired.map((a: { action: string }) => a.action)).toEqual(['removed-orphan']);
+    expect(validateMessages(repaired.messages, openaiProfile)).toEqual([]);
+    const raw = ctxfold(['compress', '--no-repair'], text);
+    expect(raw.status).toBe(0);
+    const out = JSON.parse(raw.stdout);
+    expect(out.ctxfold.repaired).toEqual([]);
+    expect(out.messages).toEqual(orphanResult);
+    const lib = compressContext(orphanResult, { repair: false });
+    expect(out).toEqual({ messages: json(lib.messages), ctxfold: json(lib.report) });
+  });
+});
+
+describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
+  const good = JSON.stringify({ messages: goodHistory });
+  const bot = JSON.stringify({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'bot', content: 'b' }] });
+  const cases: [string, () => string[], string, string][] = [
+    ['unknown role on JSONL line 4 (blank lines count)', () => ['compress'], `${good}\n\n${good}\n${bot}\n`, 'ctxfold: input line 4: messages[2].role: unknown role "bot" (expected system, developer, user, assistant, tool, function)'],
+    ['validate: unknown role', () => ['validate', '-'], bot, 'ctxfold: input line 1: messages[2].role: unknown role "bot"'],
+    ['not JSON or JSONL', () => ['compress'], 'this is not json', 'ctxfold: input: not JSON or JSONL (line 1: Unexpected token'],
+    ['a broken JSONL line', () => ['compress'], `${good}\n{"messages": [\n`, 'ctxfold: input: not JSON or JSONL (line 2: '],
+    ['a JSON document broken on line 3', () => ['compress'], '[\n{"role":"user","content":"hi"}\n{"role":"user","content":"hi"}]', 'ctxfold: input: not JSON or JSONL (line 3: '],
+    ['empty input', () => ['compress'], ' \n\n', 'ctxfold: input: empty'],
+    ['a JSON scalar', () => ['compress'], '42', 'ctxfold: input line 1: expected an array of messages or an object with "messages", got number'],
+    ['an object without messages', () => ['compress'], '{"id":"x"}', 'ctxfold: input line 1: missing field "messages" (expected an array of messages)'],
+    ['messages that are not an array', () => ['compress'], '{"messages":"hi"}', 'ctxfold: input line 1: messages: must be an array of messages, got string'],
+    ['a message that is not an object', () => ['compress'], '[{"role":"user","content":"hi"}, 7]', 'ctxfold: input line 1: messages[1]: must be a message object'],
+    ['--max-tokens abc', () => ['compress', '--max-tokens', 'abc'], good, 'ctxfold: --max-tokens must be a positive integer, got "abc"'],
+    ['--max-tokens 0', () => ['compress', '--max-tokens', '0'], good, 'ctxfold: --max-tokens must be a positive integer, got "0"'],
+    ['--max-tokens -5', () => ['compress', '--max-tokens', '-5'], good, 'ctxfold: --max-tokens must be a positive integer, got "-5"'],
+    ['--max-tokens 1.5', () => ['compress', '--max-tokens=1.5'], good, 'ctxfold: --max-tokens must be a positive integer, got "1.5"'],
+    ['--max-tokens with no value', () => ['compress', '--max-tokens'], good, 'ctxfold: --max-tokens needs a value (N)'],
+    ['--keep-last x', () => ['compress', '--keep-last', 'x'], good, 'ctxfold: --keep-last must be a non-negative integer, got "x"'],
+    ['--threshold 0', () => ['compress', '--threshold', '0'], good, 'ctxfold: --threshold must be a positive integer, got "0"'],
+    ['--trim-tool-output=abc', () => ['compress', '--trim-tool-output=abc'], good, 'ctxfold: --trim-tool-output must be a non-negative integer, got "abc"'],
+    ['--format anthropic', () => ['compress', '--format', 'anthropic'], good, `ctxfold: --format must be one of ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}`],
+    ['--pretty=yes', () => ['compress', '--pretty=yes'], good, 'ctxfold: --pretty takes no value, got "yes"'],
+    ['an unknown option', () => ['compress', '--bogus'], good, 'ctxfold: unknown option --bogus'],
+    ['a compress flag given to validate', () => ['validate', '--max-tokens', '5'], good, 'ctxfold: --max-tokens is not an option of validate'],
+    ['an unknown command', () => ['squash'], good, 'ctxfold: unknown command: expected compress or validate, got "squash"'],
+    ['no command', () => [], good, 'ctxfold: missing command'],
+    ['two files', () => ['compress', 'a.json', 'b.json'], good, 'ctxfold: expected at most one FILE, got "a.json" and "b.json"'],
+    ['a missing file', () => ['compress', join(dir, 'nope.json')], '', `ctxfold: cannot read ${join(dir, 'nope.json')}: no such file`],
+    ['a directory', () => ['validate', dir], '', `ctxfold: cannot read ${dir}: is a directory`],
+  ];
+
+  test.each(cases)('%s', (_name, args, stdin, expected) => {
+    const r = ctxfold(args(), stdin);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.startsWith(expected)).toBe(true);
+    expect(r.stderr.endsWith('\n')).toBe(true);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).not.toMatch(/^\s*at /m);
+  });
+
+  test('an unexpected failure is one line and exit 70; the stack only with CTXFOLD_DEBUG=1', () => {
+    // Nested too deep for JSON.stringify: the library accepts it, serializing the output overflows the stack.
+    const depth = 200_000;
+    const deep = file('deep.json', `[{"role":"user","content":"hi","x":${'['.repeat(depth)}${']'.repeat(depth)}}]`);
+    const plain = ctxfold(['compress', deep]);
+    expect(plain.status).toBe(70);
+    expect(plain.stdout).toBe('');
+    expect(plain.stderr).toMatch(/^ctxfold: internal error: RangeError: .* \(set CTXFOLD_DEBUG=1 for the stack trace\)\n$/);
+    const debug = ctxfold(['compress', deep], '', { CTXFOLD_DEBUG: '1' });
+    expect(debug.status).toBe(70);
+    expect(debug.stderr.split('\n')[0]).toMatch(/^ctxfold: internal error: RangeError: /);
+    expect(debug.stderr).toMatch(/^\s+at /m);
+  });
+});
+
+describe('ctxfold validate', () => {
+  test('a tool message with no preceding call: exit 1, the violation in ctxfold and on stderr, messages unchanged', () => {
+    const r = ctxfold(['validate', file('orphan.json', JSON.stringify({ id: 'o', messages: orphanResult }))]);
+    expect(r.status).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(out.id).toBe('o');
+    expect(out.messages).toEqual(orphanResult);
+    expect(out.ctxfold.valid).toBe(false);
+    expect(out.ctxfold.violations).toEqual(json(validateMessages(orphanResult, openaiProfile)));
+    expect(out.ctxfold.violations.map((v: { index: number; rule: string }) => [v.index, v.rule])).toEqual([[2, 'result-orphan']]);
+    expect(r.stderr).toContain('ctxfold: input line 1: result-orphan: messages[2]: tool result call_x answers no call');
+  });
+
+  test('a good history: exit 0, valid, no violations, nothing on stderr', () => {
+    const r = ctxfold(['validate', '--pretty', '-'], JSON.stringify(goodHistory));
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('\n  "ctxfold": {\n    "valid": true');
+    expect(JSON.parse(r.stdout)).toEqual({ messages: goodHistory, ctxfold: { valid: true, violations: [] } });
+  });
+
+  test('JSONL: one result per line, exit 1 when any line is broken, the broken line named', () => {
+    const lines = [goodHistory, orphanResult, goodHistory].map((messages) => JSON.stringify({ messages }));
+    const r = ctxfold(['validate'], lines.join('\n'));
+    expect(r.status).toBe(1);
+    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(out.map((o) => o.ctxfold.valid)).toEqual([true, false, true]);
+    expect(r.stderr).toMatch(/^ctxfold: input line 2: result-orphan: /);
+    expect(r.stderr).not.toContain('input line 1:');
+    expect(r.stderr).not.toContain('input line 3:');
+  });
+
+  test('what compress sends out validates', () => {
+    const compressed = ctxfold(['compress'], JSON.stringify(orphanResult));
+    const r = ctxfold(['validate'], compressed.stdout);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).ctxfold.valid).toBe(true);
+  });
+});
+
+describe('ctxfold help and version', () => {
+  const flags = ['--max-tokens', '--keep-first', '--keep-last', '--threshold', '--trim-tool-output', '--model', '--format', '--no-repair', '--pretty', '--help', '-h', '--version'];
+
+  test.each([[['--help']], [['-h']], [['help']]])('%j lists every flag, the shapes and the exit codes', (args) => {
+    const r = ctxfold(args);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    for (const flag of flags) expect(r.stdout).toContain(flag);
+    expect(r.stdout).toContain('ctxfold compress [options] [FILE|-]');
+    expect(r.stdout).toContain('ctxfold validate [options] [FILE|-]');
+    expect(r.stdout).toContain('an array cannot carry the report');
+    expect(r.stdout).toContain('--trim-tool-output [CHARS]');
+    expect(r.stdout).toContain(`--format ${[...SUPPORTED_FORMATS, 'auto'].join('|')}`);
+    for (const code of ['0', '1', '2', '70']) expect(r.stdout).toMatch(new RegExp(`^ {2}${code} +\\S`, 'm'));
+  });
+
+  test('help states the defaults the library really applies', () => {
+    const help = ctxfold(['compress', '--help']).stdout;
+    const stated = (flag: string) => Number(new RegExp(`${flag} N .*\\[default: (\\d+)\\]`).exec(help)?.[1]);
+    const keepFirst = stated('--keep-first');
+    const keepLast = stated('--keep-last');
+    const chat = toolChat(12);
+    const byDefault = compressContext(chat, { maxContextTokens: 1500 }).report;
+    expect(byDefault.headEnd).toBe(keepFirst); // here the first keep-first messages are whole groups
+    expect(compressContext(chat, { maxContextTokens: 1500, keepFirst, keepLast }).report).toEqual(byDefault);
+    expect(compressContext(chat, { maxContextTokens: 1500, keepLast: keepLast + 4 }).report.tailStart).toBeLessThan(byDefault.tailStart);
+  });
+
+  test('command help lists only that command\'s flags', () => {
+    const r = ctxfold(['validate', '--help']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('--format');
+    expect(r.stdout).toContain('--pretty');
+    expect(r.stdout).not.toContain('--max-tokens');
+    expect(ctxfold(['help', 'validate']).stdout).toBe(r.stdout);
+  });
+
+  test('--version prints the version in package.json', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const r = ctxfold(['--version']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${pkg.version}\n`);
+  });
+});
+
+corpusDescribe(describe)('ctxfold on the real corpus', () => {
+  test('JSONL in, 200 JSONL lines out: every view valid and within --max-tokens unless overBudget', () => {
+    const corpus = loadCorpus();
+    const started = Date.now();
+    const r = ctxfold(['compress', '--max-tokens', '2000', CORPUS_PATH]);
+    const elapsed = Date.now() - started;
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines).toHaveLength(200);
+    const out = lines.map((l) => JSON.parse(l) as { id: string; messages: OpenAIChatMessage[]; ctxfold: { tokensAfter: number; overBudget: boolean; droppedCounts: { budget: number } } });
+    expect(out.map((o) => o.id)).toEqual(corpus.map((c) => c.id));
+    let dropped = 0;
+    for (const o of out) {
+      expect(validateMessages(o.messages, openaiProfile)).toEqual([]);
+      if (!o.ctxfold.overBudget) expect(o.ctxfold.tokensAfter).toBeLessThanOrEqual(2000);
+      dropped += o.ctxfold.droppedCounts.budget;
+    }
+    expect(dropped).toBeGreaterThan(0); // the budget really bit
+    expect(out.filter((o) => o.ctxfold.overBudget).length).toBeLessThan(out.length / 10);
+    expect(elapsed).toBeLessThan(10_000); // about 1 s on a quiet machine
+  });
+
+  test('validate accepts every corpus conversation (ids reused across blocks are fine)', () => {
+    const r = ctxfold(['validate', CORPUS_PATH]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim().split('\n')).toHaveLength(200);
+  });
+});

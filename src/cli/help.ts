@@ -1,0 +1,95 @@
+import { COMMANDS, FLAGS, type CommandName, type FlagSpec } from './args.js';
+import { EXIT } from './cli-error.js';
+
+const PURPOSE: Record<CommandName, string> = {
+  compress: 'fit each history into the token budget without breaking tool calling',
+  validate: "check each history against the provider's tool-calling rules",
+};
+
+function flagLabel(f: FlagSpec): string {
+  const names = f.short ? `-${f.short}, --${f.long}` : `--${f.long}`;
+  if (!f.value) return names;
+  return f.value.optional ? `${names} [${f.value.name}]` : `${names} ${f.value.name}`;
+}
+
+function table(rows: readonly (readonly [string, string])[]): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length)) + 2;
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`);
+}
+
+function flagRows(command: CommandName): [string, string][] {
+  const rows: [string, string][] = FLAGS.filter((f) => f.commands.includes(command)).map((f) => [
+    flagLabel(f),
+    f.fallback ? `${f.summary} [default: ${f.fallback}]` : f.summary,
+  ]);
+  rows.push(['-h, --help', 'show this help']);
+  return rows;
+}
+
+const IO = [
+  'Input (FILE, or standard input when FILE is omitted or "-"):',
+  '  The whole text is parsed as one JSON value first; if that fails, as JSONL.',
+  ...table([
+    ['[ {message}, ... ]', 'a JSON array of messages'],
+    ['{ "messages": [...], ... }', 'a JSON object with "messages"; its other fields are kept'],
+    ['JSONL', 'one array or object as above per line; blank lines are skipped'],
+  ]),
+  '',
+  'Output (standard output, in the shape of the input):',
+  ...table([
+    ['array in', 'an object { "messages": ..., "ctxfold": ... } (an array cannot carry the report)'],
+    ['object in', 'the same object with "messages" set and a "ctxfold" field added'],
+    ['JSONL in', 'JSONL, one line per input line, in order'],
+  ]),
+];
+
+const CTXFOLD_FIELD: Record<CommandName, readonly string[]> = {
+  compress: [
+    '  compress: "messages" is the view to send; "ctxfold" is the report (tokensBefore, tokensAfter,',
+    '    overBudget, dropped, collapsed, repaired, summarize, notes, ...).',
+  ],
+  validate: [
+    '  validate: "messages" is unchanged; "ctxfold" is { "valid": boolean, "violations": [...] }, and',
+    '    each violation is also printed on standard error.',
+  ],
+};
+
+const EXIT_CODES = [
+  'Exit codes:',
+  ...table([
+    [String(EXIT.ok), 'success (validate: every history is valid)'],
+    [String(EXIT.violations), 'validate found a violation in at least one history'],
+    [String(EXIT.usage), 'bad input or usage; one line on standard error says where, nothing is written to standard output'],
+    [String(EXIT.internal), 'internal error; set CTXFOLD_DEBUG=1 to print its stack trace'],
+  ]),
+];
+
+function commandSection(command: CommandName): string[] {
+  return [`Options of ${command}:`, ...table(flagRows(command))];
+}
+
+/** Help for one command, or for the whole tool; rendered from the flag table the parser uses. */
+export function helpText(version: string, command?: CommandName): string {
+  const commands = command ? [command] : COMMANDS;
+  const usage = [
+    ...commands.map((c) => [`ctxfold ${c} [options] [FILE|-]`, PURPOSE[c]] as const),
+    ...(command ? [] : [['ctxfold help [COMMAND]', 'show this help, or one command\'s'] as const, ['ctxfold --version', 'print the version'] as const]),
+  ];
+  const lines = [
+    `ctxfold ${version}: keep long LLM conversations inside the context window without breaking tool calling.`,
+    '',
+    'Usage:',
+    ...table(usage),
+    '',
+    ...commands.flatMap((c) => [...commandSection(c), '']),
+    '  An option takes its value as the next word or after "=" (--format=openai). "--" ends the options.',
+    ...(commands.includes('compress') ? ['  --trim-tool-output takes the next word only when it is a number.'] : []),
+    '',
+    ...IO,
+    ...commands.flatMap((c) => CTXFOLD_FIELD[c]),
+    '',
+    ...EXIT_CODES,
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+/**
+ * `ctxfold compress|validate [options] [FILE|-]`: parse the command line, read and split the
+ * input, run the command, write the result in the input's shape. Every failure a user can fix is
+ * one stderr line and exit 2; anything else is an internal error (exit 70).
+ */
+import { CtxfoldInputError } from '../errors.js';
+import { parseArgs } from './args.js';
+import { CliError, EXIT } from './cli-error.js';
+import { helpText } from './help.js';
+import { parseInput, readInput } from './input.js';
+import { renderOutputs, writeChunks } from './output.js';
+import { runValidate } from './validate-command.js';
+import { packageVersion } from './version.js';
+
+/** Error text squeezed onto one line (JSON.parse messages quote input, newlines included). */
+const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+
+const printError = (line: string) => process.stderr.write(`ctxfold: ${oneLine(line)}\n`);
+
+async function main(argv: readonly string[]): Promise<number> {
+  const invocation = parseArgs(argv);
+  if (invocation.kind === 'help') {
+    process.stdout.write(helpText(packageVersion(), invocation.command));
+    return EXIT.ok;
+  }
+  if (invocation.kind === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return EXIT.ok;
+  }
+  const { command, file, options } = invocation;
+  if (file === undefined && process.stdin.isTTY) {
+    throw new CliError(`no input: give a FILE, "-", or pipe JSON into ctxfold ${command} (see ctxfold --help)`);
+  }
+  const input = parseInput(await readInput(file));
+  // Loaded on demand: only compress needs the tokenizer, whose WASM takes a while to load.
+  const result = command === 'compress' ? (await import('./compress-command.js')).runCompress(input, options) : runValidate(input, options);
+  for (const line of result.diagnostics) printError(line);
+  await writeChunks(process.stdout, renderOutputs(input.shape, result.outputs, options.pretty));
+  return result.exitCode;
+}
+
+function fail(error: unknown): number {
+  if (error instanceof CliError) {
+    printError(error.message);
+    return error.exitCode;
+  }
+  if (error instanceof CtxfoldInputError) {
+    printError(error.message);
+    return EXIT.usage;
+  }
+  const debug = process.env.CTXFOLD_DEBUG === '1';
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  printError(`internal error: ${message}${debug ? '' : ' (set CTXFOLD_DEBUG=1 for the stack trace)'}`);
+  if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  return EXIT.internal;
+}
+
+// A reader that stops early (`ctxfold compress big.jsonl | head`) is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  process.exit(error.code === 'EPIPE' ? (process.exitCode ?? EXIT.ok) : fail(error));
+});
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (error: unknown) => { process.exitCode = fail(error); },
+);
