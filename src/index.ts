@@ -14,3 +14,7 @@ export { selectLens, SUPPORTED_FORMATS } from './formats/detect.js';
 export { createTokenCounter, type TokenCounter, type TokenCounterOptions, type TextCounter } from './tokens/counter.js';
 export { encodingForModel, freeEncoders } from './tokens/encoders.js';
 export { idAt, idsOf } from './identity.js';
+export type { ChatState, StateStore } from './store/state.js';
+export { MemoryStore } from './store/memory-store.js';
+export { SqliteStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from './store/sqlite-store.js';
+export { hashCoveredIds } from './store/hash.js';

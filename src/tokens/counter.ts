@@ -47,10 +47,10 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
   let raw: TextCounter;
   if (options.countText) raw = options.countText;
   else {
-    // The WASM encoder takes about half a second to build: build it at the first count, not here.
+    // The WASM encoder takes about half a second to build: it is built at the first count, and
+    // looked up each time so a counter keeps working after `freeEncoders()`.
     const encoding = (options.encoding ?? encodingForModel(options.model)) as Parameters<typeof sharedEncoder>[0];
-    let enc: ReturnType<typeof sharedEncoder> | undefined;
-    raw = (t) => (t.length === 0 ? 0 : (enc ??= sharedEncoder(encoding)).encode_ordinary(t).length);
+    raw = (t) => (t.length === 0 ? 0 : sharedEncoder(encoding).encode_ordinary(t).length);
   }
   const byText = new Map<string, number>();
   let heldChars = 0;
