@@ -130,3 +130,34 @@ describe('stale jobs and edits', () => {
     expect((await store.get('e'))?.version).toBe(2);
   });
 });
+
+describe('an LLM summarizer behind a real HTTP endpoint', () => {
+  test('500 and 429 are retried with backoff; requests are served meanwhile and the summary lands', async () => {
+    const { startFakeLlmServer } = await import('./helpers/fake-llm-server.js');
+    const { createLlmSummarizer } = await import('../src/summarize/llm.js');
+    const server = await startFakeLlmServer({ reply: (_r, i) => `working memory #${i}` });
+    try {
+      server.enqueue({ status: 500, delayMs: 30 });
+      server.enqueue({ status: 429, retryAfter: 0 });
+      const store = new MemoryStore();
+      const summarizer = createLlmSummarizer({ baseURL: server.baseURL, model: 'm', retries: 3, retryBaseMs: 20 });
+      const c = createCompressor({ maxContextTokens: 4000, compressionThresholdTokens: 1500, summarizer, store, counter });
+      open.push(c);
+      const msgs = generateConversation({ messages: 120, seed: 44 });
+      const wrapped = c.wrap(echo);
+      const view = await wrapped({ messages: msgs, chatId: 'llm' });
+      const servedAt = Date.now();
+      expect(validateMessages(view, openaiProfile)).toEqual([]);
+      expect(await store.get('llm')).toBeUndefined();
+      await c.drain();
+      const state = await store.get('llm');
+      expect(state?.summary).toMatch(/working memory/);
+      expect(state?.summarizer).toBe('llm');
+      expect(server.requests.length).toBeGreaterThanOrEqual(3);
+      // The request was answered before the retry that finally succeeded had even been sent.
+      expect(servedAt).toBeLessThanOrEqual(server.requests[server.requests.length - 1].receivedAt);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -20,11 +20,18 @@ export interface CliOptions {
   format: FormatName | 'auto';
   repair: boolean;
   pretty: boolean;
+  summarizer: SummarizerChoice;
 }
+
+/** Who writes summaries during `compress`: nobody, the offline extractive summarizer, or an LLM endpoint. */
+export type SummarizerChoice = 'none' | 'extractive' | 'llm';
+
+/** The `--summarizer` values accepted. */
+export const SUMMARIZER_CHOICES: readonly SummarizerChoice[] = ['none', 'extractive', 'llm'];
 
 /** The options before any flag is applied. */
 export function defaultCliOptions(): CliOptions {
-  return { format: 'auto', repair: true, pretty: false };
+  return { format: 'auto', repair: true, pretty: false, summarizer: 'none' };
 }
 
 /**
@@ -106,6 +113,15 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'format', value: { name: FORMAT_CHOICES.join('|') }, commands: ['compress', 'validate'], fallback: 'auto',
     summary: 'message format of the input; auto detects it',
     apply: (o, raw) => { o.format = format(raw); },
+  },
+  {
+    long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') }, commands: ['compress'], fallback: 'none',
+    summary: 'at or above --threshold, summarize the messages between head and tail right away and send the summary instead of them; llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL',
+    apply: (o, raw) => {
+      const found = SUMMARIZER_CHOICES.find((c) => c === raw);
+      if (!found) throw new CliError(`--summarizer must be one of ${SUMMARIZER_CHOICES.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
+      o.summarizer = found;
+    },
   },
   {
     long: 'no-repair', commands: ['compress'], fallback: 'repair on',

@@ -34,3 +34,13 @@ export function atRecord<T>(where: string, work: () => T): T {
     throw e;
   }
 }
+
+/** `atRecord` for async work. */
+export async function atRecordAsync<T>(where: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof CtxfoldInputError) throw new CliError(`${where}: ${e.message}`);
+    throw e;
+  }
+}

@@ -1,8 +1,13 @@
 import { compressContext, type CompressOptions } from '../compress.js';
 import { selectLens } from '../formats/detect.js';
 import { createTokenCounter } from '../tokens/counter.js';
-import type { CliOptions } from './args.js';
-import { atRecord, EXIT } from './cli-error.js';
+import { compressWithSummary } from '../compress-summarized.js';
+import { createExtractiveSummarizer } from '../summarize/extractive.js';
+import { createLlmSummarizer } from '../summarize/llm.js';
+import type { Summarizer } from '../summarize/summarizer.js';
+import type { TokenCounter } from '../tokens/counter.js';
+import type { CliOptions, SummarizerChoice } from './args.js';
+import { atRecord, atRecordAsync, CliError, EXIT } from './cli-error.js';
 import { whereOf, type ParsedInput } from './input.js';
 import { shapeRecord, type CommandResult } from './output.js';
 
@@ -20,21 +25,55 @@ export function compressOptionsOf(options: CliOptions): CompressOptions {
   };
 }
 
+/** The summarizer `--summarizer` names, built from the environment for `llm`. */
+export function summarizerOf(choice: SummarizerChoice, counter: TokenCounter, env: NodeJS.ProcessEnv = process.env): Summarizer | undefined {
+  if (choice === 'none') return undefined;
+  if (choice === 'extractive') return createExtractiveSummarizer({ countTokens: counter.text });
+  const baseURL = env.CTXFOLD_LLM_BASE_URL;
+  const model = env.CTXFOLD_LLM_MODEL;
+  if (!baseURL) throw new CliError('--summarizer llm needs CTXFOLD_LLM_BASE_URL (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1)');
+  if (!model) throw new CliError('--summarizer llm needs CTXFOLD_LLM_MODEL (the model name to ask for the summary)');
+  return createLlmSummarizer({ baseURL, model, apiKey: env.CTXFOLD_LLM_API_KEY });
+}
+
 /**
  * `ctxfold compress`: every record's messages become the view, and `ctxfold` holds the report.
  * One token counter serves the whole run, so a text seen in one record is never encoded again.
+ * With `--summarizer`, a record at or above `--threshold` is summarized inline and the view
+ * carries the summary; `ctxfold.summary.coveredIds` lists the messages it replaced.
  * Fails on the first malformed record, before any record is compressed.
  */
-export function runCompress(input: ParsedInput, options: CliOptions): CommandResult {
+export async function runCompress(input: ParsedInput, options: CliOptions): Promise<CommandResult> {
   // Check every record first: bad input fails fast, before the tokenizer is loaded or any work is done.
   for (const record of input.records) atRecord(whereOf(record), () => selectLens(record.messages, options.format, 'messages'));
   const base = compressOptionsOf(options);
   const counter = createTokenCounter({ model: options.model });
-  const outputs = input.records.map((record) =>
-    atRecord(whereOf(record), () => {
+  const summarizer = summarizerOf(options.summarizer, counter);
+  if (summarizer && options.threshold === undefined) {
+    throw new CliError(`--summarizer ${options.summarizer} needs --threshold N (the token count at which to summarize)`);
+  }
+  const outputs = [];
+  const diagnostics: string[] = [];
+  for (const record of input.records) {
+    const where = whereOf(record);
+    if (!summarizer) {
+      outputs.push(atRecord(where, () => {
+        const { messages, report } = compressContext(record.messages as unknown[], { ...base, counter });
+        return shapeRecord(record, messages, report);
+      }));
+      continue;
+    }
+    try {
+      const { messages, report, coveredIds } = await atRecordAsync(where, () => compressWithSummary(record.messages as unknown[], { ...base, counter, summarizer }));
+      outputs.push(shapeRecord(record, messages, { ...report, summary: { ...report.summary, summarizer: summarizer.name, coveredIds } }));
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      // A failed summary loses nothing: the record gets the view without one, and the reason.
+      const reason = `summarizer ${summarizer.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+      diagnostics.push(`${where}: warning: ${reason}; sent the view without a summary`);
       const { messages, report } = compressContext(record.messages as unknown[], { ...base, counter });
-      return shapeRecord(record, messages, report);
-    }),
-  );
-  return { outputs, diagnostics: [], exitCode: EXIT.ok };
+      outputs.push(shapeRecord(record, messages, { ...report, notes: [...report.notes, reason] }));
+    }
+  }
+  return { outputs, diagnostics, exitCode: EXIT.ok };
 }

@@ -34,7 +34,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const input = parseInput(await readInput(file));
   // Loaded on demand: only compress needs the tokenizer, whose WASM takes a while to load.
-  const result = command === 'compress' ? (await import('./compress-command.js')).runCompress(input, options) : runValidate(input, options);
+  const result = command === 'compress' ? await (await import('./compress-command.js')).runCompress(input, options) : runValidate(input, options);
   for (const line of result.diagnostics) printError(line);
   await writeChunks(process.stdout, renderOutputs(input.shape, result.outputs, options.pretty));
   return result.exitCode;
