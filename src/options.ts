@@ -20,7 +20,10 @@ export interface PlanningOptions {
   keepLast?: number;
   /** Hard limit for the view, in tokens. No limit when absent. */
   maxContextTokens?: number;
-  /** At or above this many tokens the history should be summarized (reported as `summarize`). */
+  /**
+   * When the view with the current summary, before any trimming, reaches this many tokens, the
+   * groups it does not cover yet should be summarized (reported as `summarize`).
+   */
   compressionThresholdTokens?: number;
   /** Collapse bulky tool results older than the tail when over `maxContextTokens`. Default off. */
   toolOutputTrim?: ToolOutputTrim;

@@ -56,7 +56,10 @@ export interface PlanDecisions {
   readonly collapsed: readonly CollapsedResult[];
   /** True when even the smallest valid view is over `maxContextTokens`. */
   readonly overBudget: boolean;
-  /** Groups not yet summarized, between head/summary and tail, when over the threshold. */
+  /**
+   * Groups not yet summarized, between head/summary and tail, when the view with the current
+   * summary (before any trimming) is at or above the threshold.
+   */
   readonly summarize?: { readonly start: number; readonly end: number };
   readonly notes: readonly string[];
 }
@@ -140,6 +143,9 @@ export function planView<M>(
     }
   }
 
+  // What the view costs with the current summary and nothing trimmed: the threshold is checked
+  // against this, so a chat is summarized again only once the unsummarized part has grown back.
+  const untrimmed = total;
   const max = options.maxContextTokens;
   const replaced = new Map<number, M>();
   const collapsed: CollapsedResult[] = [];
@@ -198,7 +204,7 @@ export function planView<M>(
 
   let summarize: PlanDecisions['summarize'];
   const threshold = options.compressionThresholdTokens;
-  if (threshold !== undefined && before >= threshold && coveredEnd < tStart) {
+  if (threshold !== undefined && untrimmed >= threshold && coveredEnd < tStart) {
     summarize = { start: coveredEnd, end: tStart };
   }
   return {

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   line(`  groups    ${r.groups.count} (${r.groups.turns} tool-call turns, largest ${r.groups.largest} messages)`);
   line(`  dropped   ${r.dropped.length} messages, whole groups only; collapsed ${r.collapsed.length} bulky tool results`);
   line(`  valid     ${validateMessages(once.messages, openaiProfile).length === 0 ? 'yes: every call answered, no orphan result' : 'NO'}`);
-  line(`  time      ${ms.toFixed(1)} ms (cold token counts)`);
+  line(`  time      ${ms.toFixed(1)} ms (cold: includes loading the tokenizer)`);
   line();
 
   const dir = mkdtempSync(join(tmpdir(), 'ctxfold-demo-'));
