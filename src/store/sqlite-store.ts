@@ -1,0 +1,229 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { assertCommittable } from './commit-rules.js';
+import type { ChatState, StateStore } from './state.js';
+
+/** Options of `SqliteStore.open`. */
+export interface SqliteStoreOptions {
+  /** How long a write waits for another connection's lock before it fails, in ms (default 5000). */
+  readonly busyTimeoutMs?: number;
+}
+
+/** A `chat_state` row as SQLite returns it. */
+interface ChatStateRow {
+  chat_id: string;
+  version: number;
+  summary: string;
+  covered_ids: string;
+  covered_hash: string;
+  head_length: number;
+  summarizer: string;
+  model: string | null;
+  tokens_before: number;
+  tokens_after: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Schema steps: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new steps,
+ * never edit a released one: files in the field are at every version already shipped.
+ */
+const MIGRATIONS: readonly ((db: Database.Database) => void)[] = [
+  (db) => db.exec(`
+    CREATE TABLE chat_state (
+      chat_id       TEXT PRIMARY KEY,
+      version       INTEGER NOT NULL,
+      summary       TEXT NOT NULL,
+      covered_ids   TEXT NOT NULL, -- JSON array of message ids, in history order
+      covered_hash  TEXT NOT NULL,
+      head_length   INTEGER NOT NULL,
+      summarizer    TEXT NOT NULL,
+      model         TEXT,
+      tokens_before INTEGER NOT NULL,
+      tokens_after  INTEGER NOT NULL,
+      created_at    TEXT NOT NULL,
+      updated_at    TEXT NOT NULL
+    ) STRICT`),
+];
+
+/** The `user_version` this code reads and writes. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Chat states in one SQLite file (WAL), shared safely by any number of connections and processes
+ * on one machine. `commit` is a compare-and-set inside one IMMEDIATE transaction, so a crash at
+ * any moment leaves either the old or the new state, and two writers can never both win the same
+ * version. The API is async to match `StateStore`; the work itself is synchronous.
+ */
+export class SqliteStore implements StateStore {
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #select: Database.Statement<[string], ChatStateRow>;
+  readonly #remove: Database.Statement<[string]>;
+  readonly #commit: (row: ChatStateRow, expectedVersion: number) => boolean;
+  readonly #busyTimeoutMs: number;
+  #closed = false;
+
+  private constructor(db: Database.Database, path: string, busyTimeoutMs: number) {
+    this.#db = db;
+    this.path = path;
+    this.#busyTimeoutMs = busyTimeoutMs;
+    this.#select = db.prepare<[string], ChatStateRow>('SELECT * FROM chat_state WHERE chat_id = ?');
+    this.#remove = db.prepare<[string]>('DELETE FROM chat_state WHERE chat_id = ?');
+    const insert = db.prepare<[ChatStateRow]>(`
+      INSERT INTO chat_state (chat_id, version, summary, covered_ids, covered_hash, head_length, summarizer, model,
+                              tokens_before, tokens_after, created_at, updated_at)
+      VALUES (@chat_id, @version, @summary, @covered_ids, @covered_hash, @head_length, @summarizer, @model,
+              @tokens_before, @tokens_after, @created_at, @updated_at)
+      ON CONFLICT (chat_id) DO NOTHING`);
+    const update = db.prepare<[ChatStateRow & { expected: number }]>(`
+      UPDATE chat_state
+         SET version = @version, summary = @summary, covered_ids = @covered_ids, covered_hash = @covered_hash,
+             head_length = @head_length, summarizer = @summarizer, model = @model, tokens_before = @tokens_before,
+             tokens_after = @tokens_after, created_at = @created_at, updated_at = @updated_at
+       WHERE chat_id = @chat_id AND version = @expected`);
+    // Insert only when no row exists; otherwise update only the row still at the expected version.
+    // Either way exactly one row changes when the compare-and-set wins, none when it loses.
+    const commit = db.transaction((row: ChatStateRow, expected: number): boolean =>
+      (expected === 0 ? insert.run(row) : update.run({ ...row, expected })).changes === 1);
+    this.#commit = (row, expected) => commit.immediate(row, expected);
+  }
+
+  /**
+   * Opens (creating the file and its directory when missing) and brings the schema up to
+   * `SQLITE_SCHEMA_VERSION`. Throws when the file was written by a newer schema.
+   */
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw new RangeError(`options.busyTimeoutMs: must be a whole number of ms >= 0, got ${String(busyTimeoutMs)}`);
+    }
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    try {
+      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      db.pragma('journal_mode = WAL');
+      // NORMAL, not FULL: in WAL mode a commit is written to the log before it returns, so it
+      // survives a crash of the process and the file never corrupts; only an OS crash or power cut
+      // can roll back the last commits (the WAL is synced at checkpoints), leaving an older but
+      // consistent state. For a summary cache that costs one recomputed summary, while FULL would
+      // add an fsync to every commit.
+      db.pragma('synchronous = NORMAL');
+      migrate(db, path);
+      return new SqliteStore(db, path, busyTimeoutMs);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  async get(chatId: string): Promise<ChatState | undefined> {
+    this.#assertOpen();
+    const row = this.#sqlite(`get(chat ${JSON.stringify(chatId)})`, () => this.#select.get(chatId));
+    return row === undefined ? undefined : this.#toState(row);
+  }
+
+  async commit(state: ChatState, expectedVersion: number): Promise<boolean> {
+    this.#assertOpen();
+    assertCommittable(state, expectedVersion);
+    const row = toRow(state);
+    return this.#sqlite(`commit(chat ${JSON.stringify(state.chatId)}, version ${state.version})`, () => this.#commit(row, expectedVersion));
+  }
+
+  async delete(chatId: string): Promise<void> {
+    this.#assertOpen();
+    this.#sqlite(`delete(chat ${JSON.stringify(chatId)})`, () => this.#remove.run(chatId));
+  }
+
+  /** Idempotent; afterwards every other method rejects. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  /** Runs one SQLite call; an SQLite failure is rethrown saying which call, on which file, and what to do (the original as `cause`). */
+  #sqlite<T>(call: string, work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_')) throw error;
+      const hint = code.startsWith('SQLITE_BUSY')
+        ? `: another connection held the write lock longer than busyTimeoutMs (${this.#busyTimeoutMs} ms); raise it, or shorten that connection's transactions`
+        : '';
+      throw new Error(`SqliteStore(${this.path}): ${call}: ${(error as Error).message} (${code})${hint}`, { cause: error });
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error(`SqliteStore(${this.path}): the store is closed; open it again with SqliteStore.open`);
+  }
+
+  /** A stored row as a frozen `ChatState`; a row whose `covered_ids` is not a JSON string array is reported, not returned. */
+  #toState(row: ChatStateRow): ChatState {
+    const coveredIds = parseCoveredIds(row.covered_ids, () => `SqliteStore(${this.path}): chat ${JSON.stringify(row.chat_id)}, column covered_ids`);
+    return Object.freeze({
+      chatId: row.chat_id,
+      version: row.version,
+      summary: row.summary,
+      coveredIds: Object.freeze(coveredIds),
+      coveredHash: row.covered_hash,
+      headLength: row.head_length,
+      summarizer: row.summarizer,
+      ...(row.model !== null ? { model: row.model } : {}),
+      tokensBefore: row.tokens_before,
+      tokensAfter: row.tokens_after,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    });
+  }
+}
+
+/** Runs the missing schema steps in one IMMEDIATE transaction, so two processes opening a new file at once migrate it once. */
+function migrate(db: Database.Database, path: string): void {
+  const readVersion = () => db.pragma('user_version', { simple: true }) as number;
+  if (readVersion() === SQLITE_SCHEMA_VERSION) return;
+  const upgrade = db.transaction(() => {
+    const from = readVersion();
+    if (from > SQLITE_SCHEMA_VERSION) {
+      throw new Error(`SqliteStore(${path}): schema version ${from} is newer than this ctxfold supports (${SQLITE_SCHEMA_VERSION}); upgrade ctxfold or use another file`);
+    }
+    for (let version = from; version < SQLITE_SCHEMA_VERSION; version++) MIGRATIONS[version]!(db);
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+  });
+  upgrade.immediate();
+}
+
+function toRow(state: ChatState): ChatStateRow {
+  return {
+    chat_id: state.chatId,
+    version: state.version,
+    summary: state.summary,
+    covered_ids: JSON.stringify(state.coveredIds),
+    covered_hash: state.coveredHash,
+    head_length: state.headLength,
+    summarizer: state.summarizer,
+    model: state.model ?? null,
+    tokens_before: state.tokensBefore,
+    tokens_after: state.tokensAfter,
+    created_at: state.createdAt,
+    updated_at: state.updatedAt,
+  };
+}
+
+/** `covered_ids` back to an array of strings; anything else throws an error naming `where`. */
+function parseCoveredIds(text: string, where: () => string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${where()}: not valid JSON (${(error as Error).message}); delete this chat's state to rebuild it`);
+  }
+  if (!Array.isArray(parsed) || parsed.some((id) => typeof id !== 'string')) {
+    throw new Error(`${where()}: expected a JSON array of strings, found ${text.length > 80 ? `${text.slice(0, 80)}...` : text}; delete this chat's state to rebuild it`);
+  }
+  return parsed as string[];
+}
