@@ -1,0 +1,138 @@
+import type { TranscriptEntry } from '../formats/lens.js';
+import type { TextCounter } from '../tokens/counter.js';
+import { defaultTextCounter } from './default-counter.js';
+import { renderEntry } from './render-transcript.js';
+import type { Summarizer } from './summarizer.js';
+import { truncateMiddle } from './truncate-middle.js';
+
+/** What `summarizeRolling` folds: the summary so far and the new messages, oldest first. */
+export interface RollingRequest {
+  readonly previousSummary?: string;
+  readonly messages: readonly TranscriptEntry[];
+  readonly signal: AbortSignal;
+  /** Token counter for batching. Default: the shared tiktoken counter (`o200k_base`). */
+  readonly countTokens?: TextCounter;
+}
+
+/** The folded summary and how many summarizer calls it took. */
+export interface RollingResult {
+  readonly summary: string;
+  readonly calls: number;
+}
+
+/**
+ * Tokens one entry costs in a summarizer's input: the count of its rendering, the same text the
+ * model summarizer puts in its prompt (`renderEntry`), plus one for the line that separates entries.
+ */
+export function entryTokens(entry: TranscriptEntry, countTokens: TextCounter = defaultTextCounter()): number {
+  return countTokens(renderEntry(entry)) + 1;
+}
+
+/** Characters kept of every long field at the last shortening step: the marker and a few characters each side. */
+const MIN_FIELD_CHARS = 32;
+
+/**
+ * A copy of `entry` whose long texts (text, call arguments, result contents) are cut in the
+ * middle, with a marker, until the entry costs at most `maxTokens`. Names and ids are kept.
+ * Throws a RangeError when even the marker-only entry does not fit (a budget far too small).
+ */
+export function shortenEntry(entry: TranscriptEntry, maxTokens: number, countTokens: TextCounter = defaultTextCounter()): TranscriptEntry {
+  let tokens = entryTokens(entry, countTokens);
+  if (tokens <= maxTokens) return entry;
+  const fields = [entry.text, ...entry.calls.map((c) => c.arguments), ...entry.results.map((r) => r.content)];
+  let limits = fields.map((f) => f.length);
+  let shortened = entry;
+  for (let step = 0; step < 24 && tokens > maxTokens; step++) {
+    const ratio = Math.min(0.9, (maxTokens / tokens) * 0.95);
+    const atFloor = limits.every((limit) => limit <= MIN_FIELD_CHARS);
+    limits = limits.map((limit) => (atFloor ? 0 : Math.max(MIN_FIELD_CHARS, Math.floor(limit * ratio))));
+    shortened = withFields(entry, fields.map((f, i) => truncateMiddle(f, limits[i])));
+    tokens = entryTokens(shortened, countTokens);
+    if (atFloor) break;
+  }
+  if (tokens > maxTokens) {
+    throw new RangeError(`a single message needs ${tokens} tokens even when shortened, over the ${maxTokens} tokens left in the summarizer's input budget`);
+  }
+  return shortened;
+}
+
+function withFields(entry: TranscriptEntry, fields: readonly string[]): TranscriptEntry {
+  let i = 1;
+  return {
+    role: entry.role,
+    text: fields[0],
+    calls: entry.calls.map((c) => ({ ...c, arguments: fields[i++] })),
+    results: entry.results.map((r) => ({ ...r, content: fields[i++] })),
+  };
+}
+
+/** Cuts a summary in the middle to at most `maxTokens` (undefined stays undefined). */
+function boundedSummary(summary: string | undefined, maxTokens: number, countTokens: TextCounter): string | undefined {
+  if (summary === undefined || countTokens(summary) <= maxTokens) return summary;
+  let chars = summary.length;
+  let out = summary;
+  while (chars > 0 && countTokens(out) > maxTokens) {
+    chars = Math.floor(chars * Math.min(0.9, maxTokens / countTokens(out)));
+    out = truncateMiddle(summary, chars);
+  }
+  return out;
+}
+
+/**
+ * Folds messages into a rolling summary in consecutive batches, oldest first, so that for every
+ * call `tokens(previous summary) + sum(entryTokens(batch)) <= summarizer.inputBudgetTokens`; each
+ * call's result is the next call's previous summary. An entry that alone exceeds what is left is
+ * passed shortened (`shortenEntry`); a previous summary over half the budget is cut in the middle
+ * first. Calls grow linearly with the input. Rejects when the signal aborts (checked before and
+ * after each call, so a summarizer that ignores it still stops the fold) and when a summarizer
+ * returns an empty summary: the result is never empty.
+ */
+export async function summarizeRolling(summarizer: Summarizer, request: RollingRequest): Promise<RollingResult> {
+  const { messages, signal } = request;
+  const countTokens = request.countTokens ?? defaultTextCounter();
+  const budget = summarizer.inputBudgetTokens;
+  const carryLimit = Math.floor(budget / 2);
+  signal.throwIfAborted();
+  let summary = request.previousSummary?.trim() ? request.previousSummary : undefined;
+  if (messages.length === 0) {
+    if (summary === undefined) throw new RangeError('summarizeRolling: nothing to summarize (no messages and no previous summary)');
+    return { summary, calls: 0 };
+  }
+
+  // What the next call is given as its previous summary: the summary so far, bounded.
+  let carried = boundedSummary(summary, carryLimit, countTokens);
+  let carriedTokens = carried === undefined ? 0 : countTokens(carried);
+  let calls = 0;
+  const fold = async (batch: TranscriptEntry[]) => {
+    signal.throwIfAborted();
+    const next = await summarizer.summarize({ previousSummary: carried, messages: batch, signal });
+    signal.throwIfAborted();
+    calls++;
+    if (typeof next !== 'string' || next.trim() === '') {
+      throw new Error(`summarizer ${summarizer.name} returned an empty summary (call ${calls}, ${batch.length} messages)`);
+    }
+    summary = next.trim();
+    carried = boundedSummary(summary, carryLimit, countTokens);
+    carriedTokens = countTokens(carried!);
+  };
+
+  let batch: TranscriptEntry[] = [];
+  let batchTokens = 0;
+  for (const entry of messages) {
+    let tokens = entryTokens(entry, countTokens);
+    if (batch.length > 0 && carriedTokens + batchTokens + tokens > budget) {
+      await fold(batch);
+      batch = [];
+      batchTokens = 0;
+    }
+    let next = entry;
+    if (carriedTokens + tokens > budget) {
+      next = shortenEntry(entry, budget - carriedTokens, countTokens);
+      tokens = entryTokens(next, countTokens);
+    }
+    batch.push(next);
+    batchTokens += tokens;
+  }
+  await fold(batch);
+  return { summary: summary!, calls };
+}
