@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { defaultTextCounter } from './default-counter.js';
@@ -104,6 +105,9 @@ export async function summarizeRolling(summarizer: Summarizer, request: RollingR
   let carriedTokens = carried === undefined ? 0 : countTokens(carried);
   let calls = 0;
   const fold = async (batch: TranscriptEntry[]) => {
+    // A turn for the event loop between batches: an in-process summarizer's work is synchronous,
+    // and a long fold must not hold other requests up for more than one batch.
+    await yieldToLoop();
     signal.throwIfAborted();
     const next = await summarizer.summarize({ previousSummary: carried, messages: batch, signal });
     signal.throwIfAborted();
