@@ -193,7 +193,11 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       headEnd: d.headEnd,
       tailStart: d.tailStart,
       protectedStart: d.protectedStart,
-      summary: { applied: d.summaryApplied, coveredMessages: resolvedSummary ? resolvedSummary.coveredEnd - d.headEnd : 0, note: summaryNote },
+      summary: {
+        applied: d.summaryApplied,
+        coveredMessages: d.coveredEnd - d.headEnd,
+        note: summaryNote ?? (resolvedSummary && !d.summaryApplied ? 'summary not applied: everything it covers is in the protected last turn' : undefined),
+      },
       droppedCounts,
       get dropped() {
         return listDropped();

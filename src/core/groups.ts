@@ -25,17 +25,15 @@ export interface Grouping {
   readonly groupOf: Int32Array;
 }
 
-/** Finds the first unanswered call that `result` answers: by id when both carry one, else by position. */
+/**
+ * Finds the call `result` answers among those still open: the call with its id, or, for a result
+ * without an id, the first open call without one (the same pairing rule as the validator's).
+ */
 function matchCall(pending: readonly CallRef[], answered: Uint8Array, result: ResultRef): number {
   for (let k = 0; k < pending.length; k++) {
     if (answered[k]) continue;
     const call = pending[k];
-    if (result.id !== undefined && call.id !== undefined) {
-      if (call.id === result.id) return k;
-      continue;
-    }
-    // Id-less pairing (Gemini without ids, legacy function calls): the first open call in order.
-    if (result.id === undefined || call.id === undefined) return k;
+    if (result.id !== undefined ? call.id === result.id : call.id === undefined) return k;
   }
   return -1;
 }

@@ -52,6 +52,8 @@ export interface PlanDecisions {
   /** Start of the group holding the last user text: never dropped. */
   readonly protectedStart: number;
   readonly summaryApplied: boolean;
+  /** End of the messages the summary replaces (= headEnd when none is applied). */
+  readonly coveredEnd: number;
   readonly dropped: readonly DroppedRange[];
   readonly collapsed: readonly CollapsedResult[];
   /** True when even the smallest valid view is over `maxContextTokens`. */
@@ -127,9 +129,10 @@ export function planView<M>(
 
   let summaryMessage: M | undefined;
   let coveredEnd = hEnd;
-  if (summary && summary.text.trim() !== '') {
-    coveredEnd = Math.min(Math.max(summary.coveredEnd, hEnd), protectedStart);
-    if (coveredEnd < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
+  const clipped = summary ? Math.min(Math.max(summary.coveredEnd, hEnd), protectedStart) : hEnd;
+  if (summary && clipped < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
+  if (summary && summary.text.trim() !== '' && clipped > hEnd) {
+    coveredEnd = clipped;
     summaryMessage = lens.summaryMessage(summaryMessageText(summary.text, coveredEnd - hEnd), options.summaryRole);
     total += count(summaryMessage);
     for (let g = grouping.groupOf[hEnd] ?? groups.length; g < groups.length && groups[g].start < coveredEnd; g++) {
@@ -219,6 +222,7 @@ export function planView<M>(
       tailStart: tStart,
       protectedStart,
       summaryApplied: summaryMessage !== undefined,
+      coveredEnd,
       dropped: ranges(keep, reason, 0, n),
       collapsed: collapsedFinal,
       overBudget,

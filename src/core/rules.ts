@@ -110,12 +110,14 @@ export const resultsUnique: Rule<unknown> = {
       const { answers } = pairTurn(turn, byTurn.get(turn.opener) ?? []);
       answers.forEach((list, k) => {
         for (let d = 1; d < list.length; d++) {
-          const id = turn.calls[k].id ?? '';
+          const call = turn.calls[k];
           out.push({
             index: list[d].index,
             rule: 'result-duplicate',
-            id,
-            message: `messages[${list[d].index}]: Invalid parameter: Duplicate value for 'tool_call_id' of '${id}', in messages[${list[0].index}] and messages[${list[d].index}].`,
+            id: call.id,
+            message: call.id !== undefined
+              ? `messages[${list[d].index}]: Invalid parameter: Duplicate value for 'tool_call_id' of '${call.id}', in messages[${list[0].index}] and messages[${list[d].index}].`
+              : `messages[${list[d].index}]: function ${call.name} was already answered in messages[${list[0].index}]; a legacy function call takes exactly one 'function' message.`,
           });
         }
       });

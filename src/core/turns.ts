@@ -65,35 +65,38 @@ export function scanCalls<M>(messages: readonly M[], lens: MessageLens<M>): Call
 }
 
 /**
- * Pairs the results of one turn's run with its calls: by id where both carry one, otherwise by
- * position. Returns, per call, the indexes of the results answering it, and the results that
- * answer no call of the turn.
+ * Pairs the results of one turn's run with its calls: a result with an id answers the call with
+ * that id; a result without one (legacy `function` messages, id-less formats) answers the first
+ * id-less call not yet answered, or repeats the last id-less call's answer when all are taken.
+ * Returns, per call, the results answering it, and the results that answer no call of the turn.
  */
 export function pairTurn(turn: CallTurn, placed: readonly PlacedResult[]): { answers: PlacedResult[][]; strays: PlacedResult[] } {
   const answers: PlacedResult[][] = turn.calls.map(() => []);
   const strays: PlacedResult[] = [];
-  let nextPositional = 0;
   for (const p of placed) {
-    const id = p.result.id;
-    let k = -1;
-    if (id !== undefined) {
-      k = turn.calls.findIndex((c) => c.id === id);
-      if (k < 0) {
-        // A result with an id can still answer an id-less call by position (mixed legacy logs).
-        while (nextPositional < turn.calls.length && (turn.calls[nextPositional].id !== undefined || answers[nextPositional].length > 0)) nextPositional++;
-        if (nextPositional < turn.calls.length) k = nextPositional;
-      }
-    } else {
-      while (nextPositional < turn.calls.length && answers[nextPositional].length > 0) nextPositional++;
-      if (nextPositional < turn.calls.length) k = nextPositional;
-      else {
-        // More id-less results than calls: the extra one duplicates the last call's answer.
-        k = turn.calls.length > 0 ? turn.calls.length - 1 : -1;
-        if (k >= 0 && turn.calls[k].id !== undefined) k = -1;
-      }
-    }
+    const k = pairResult(turn.calls, answers, p.result.id);
     if (k < 0) strays.push(p);
     else answers[k].push(p);
   }
   return { answers, strays };
+}
+
+function pairResult(calls: readonly CallRef[], answers: readonly unknown[][], id: string | undefined): number {
+  if (id !== undefined) {
+    // The first call with this id still open; a second result for it is a duplicate of the first.
+    let seen = -1;
+    for (let k = 0; k < calls.length; k++) {
+      if (calls[k].id !== id) continue;
+      if (answers[k].length === 0) return k;
+      if (seen < 0) seen = k;
+    }
+    return seen;
+  }
+  let lastIdless = -1;
+  for (let k = 0; k < calls.length; k++) {
+    if (calls[k].id !== undefined) continue;
+    if (answers[k].length === 0) return k;
+    lastIdless = k;
+  }
+  return lastIdless;
 }

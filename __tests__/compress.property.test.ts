@@ -1,0 +1,198 @@
+import { describe, expect, test } from '@jest/globals';
+import fc from 'fast-check';
+import { compressContext, type CompressOptions, type CompressResult } from '../src/compress.js';
+import { buildGroups } from '../src/core/groups.js';
+import { repairHistory } from '../src/core/repair.js';
+import { contentText, openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { idsOf } from '../src/identity.js';
+import type { ToolOutputTrim } from '../src/options.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { anyHistory, brokenHistory, textArb, validHistory } from './helpers/arbitraries.js';
+import { propertyParams } from './helpers/property-runs.js';
+import { expectedHeadEnd, expectedProtectedStart, expectSafeView, type ViewFacts } from './helpers/view-checks.js';
+
+const counter = createTokenCounter();
+
+/** Random planning options; token figures are given per mille of the history's own size. */
+const optionsArb = fc.record({
+  keepFirst: fc.integer({ min: 0, max: 4 }),
+  keepLast: fc.integer({ min: 0, max: 12 }),
+  maxPermille: fc.option(fc.integer({ min: 0, max: 1200 }), { nil: undefined, freq: 8 }),
+  thresholdPermille: fc.option(fc.integer({ min: 0, max: 1200 }), { nil: undefined, freq: 2 }),
+  trim: fc.option(fc.oneof(fc.boolean(), fc.record({ minChars: fc.integer({ min: 0, max: 6000 }) })), { nil: undefined, freq: 3 }) as fc.Arbitrary<ToolOutputTrim | undefined>,
+});
+
+type OptionDraw = typeof optionsArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Turns a draw into options for one history: budgets from 1 token to 1.2x the history's size. */
+function optionsFor(messages: readonly OpenAIChatMessage[], o: OptionDraw): CompressOptions {
+  let before: number | undefined;
+  const scale = (permille: number | undefined) => {
+    if (permille === undefined) return undefined;
+    before ??= compressContext(messages, { counter }).report.tokensBefore;
+    return Math.max(1, Math.floor((before * permille) / 1000));
+  };
+  return {
+    counter,
+    keepFirst: o.keepFirst,
+    keepLast: o.keepLast,
+    maxContextTokens: scale(o.maxPermille),
+    compressionThresholdTokens: scale(o.thresholdPermille),
+    toolOutputTrim: o.trim,
+  };
+}
+
+/** Counts what the runs of a property did, to show they reached drops, collapses and overruns. */
+function tally() {
+  const t = { runs: 0, repaired: 0, dropped: 0, collapsed: 0, overBudget: 0, summarized: 0, asksSummary: 0 };
+  return {
+    t,
+    add(f: ViewFacts) {
+      t.runs++;
+      if (f.repaired) t.repaired++;
+      if (f.dropped > 0) t.dropped++;
+      if (f.collapsed > 0) t.collapsed++;
+      if (f.overBudget) t.overBudget++;
+      if (f.summarized) t.summarized++;
+      if (f.asksSummary) t.asksSummary++;
+    },
+  };
+}
+
+function checkOne(messages: OpenAIChatMessage[], o: OptionDraw): ViewFacts {
+  const options = optionsFor(messages, o);
+  const result = compressContext(messages, options);
+  return expectSafeView({ original: messages, keepFirst: o.keepFirst, maxContextTokens: options.maxContextTokens, result, counter });
+}
+
+describe('compressContext: every view is safe', () => {
+  test('valid histories: valid view, last user turn kept, own objects in order, budget kept and counted right', () => {
+    const { t, add } = tally();
+    fc.assert(fc.property(validHistory(), optionsArb, (messages, o) => {
+      add(checkOne(messages, o));
+    }), propertyParams());
+    expect(t.repaired).toBe(0);
+    expect(t.dropped).toBeGreaterThan(t.runs / 10);
+    expect(t.collapsed).toBeGreaterThan(0);
+    expect(t.overBudget).toBeGreaterThan(0);
+    expect(t.asksSummary).toBeGreaterThan(0);
+  });
+
+  test('broken histories: the same, measured against the repaired input', () => {
+    const { t, add } = tally();
+    fc.assert(fc.property(brokenHistory(), optionsArb, (messages, o) => {
+      add(checkOne(messages, o));
+    }), propertyParams());
+    expect(t.repaired).toBe(t.runs);
+    expect(t.dropped).toBeGreaterThan(t.runs / 10);
+    expect(t.overBudget).toBeGreaterThan(0);
+  });
+
+  test('a summary applies once, right after the head, when its coverage matches; an edit makes it stale', () => {
+    const { t, add } = tally();
+    let edits = 0;
+    const summaryTextArb = textArb.filter((s) => s.trim() !== '');
+    fc.assert(fc.property(
+      anyHistory(), fc.integer({ min: 0, max: 4 }), fc.nat(), fc.nat(), summaryTextArb, fc.option(fc.integer({ min: 0, max: 1200 }), { nil: undefined }),
+      (messages, keepFirst, cutPick, editPick, text, maxPermille) => {
+        const ref = repairHistory(messages).messages;
+        const n = ref.length;
+        const hEnd = expectedHeadEnd(ref, keepFirst);
+        fc.pre(hEnd < n);
+        const cut = hEnd + 1 + (cutPick % (n - hEnd));
+        const coveredIds = idsOf(ref, openaiChatLens, hEnd, cut);
+        const options = { ...optionsFor(messages, { keepFirst, keepLast: 6, maxPermille, thresholdPermille: undefined, trim: undefined }), summary: { text, coveredIds } };
+        const result = compressContext(messages, options);
+
+        const g = buildGroups(ref, openaiChatLens);
+        const aligned = cut >= n ? n : g.groups[g.groupOf[cut]].start;
+        // Applied when it replaces something: coverage is clipped at the protected last turn.
+        const protectedAt = Math.max(hEnd, expectedProtectedStart(ref));
+        expect(result.report.summary.applied).toBe(Math.min(aligned, protectedAt) > hEnd);
+        add(expectSafeView({ original: messages, keepFirst, maxContextTokens: options.maxContextTokens, result, counter }));
+        const sent = new Set(messages);
+        const summaries = result.messages.filter((m) => !sent.has(m) && typeof m.content === 'string' && m.content.startsWith('[Summary of'));
+        expect(summaries).toHaveLength(result.report.summary.applied ? 1 : 0);
+        if (result.report.summary.applied) {
+          expect(result.messages[hEnd]).toBe(summaries[0]);
+          expect(summaries[0].content).toContain(text);
+          // It stands for the messages it covers up to the protected turn, system messages excepted.
+          const pStart = Math.max(hEnd, expectedProtectedStart(ref));
+          const replaced = ref.slice(hEnd, Math.min(aligned, pStart)).filter((m) => m.role !== 'system' && m.role !== 'developer').length;
+          expect(result.report.droppedCounts.summarized).toBe(replaced);
+          expect(summaries[0].content).toMatch(new RegExp(`^\\[Summary of ${Math.min(aligned, pStart) - hEnd} earlier messages`));
+        }
+
+        // Edit one covered message the caller sent (a repair's synthetic result cannot be edited).
+        const position = new Map(messages.map((m, i) => [m, i]));
+        const editable: number[] = [];
+        for (let k = hEnd; k < cut; k++) {
+          const i = position.get(ref[k]);
+          if (i !== undefined) editable.push(i);
+        }
+        if (editable.length === 0) return;
+        const at = editable[editPick % editable.length];
+        const edited = messages.slice();
+        edited[at] = { ...messages[at], content: `${contentText(messages[at].content)} (edited)` };
+        const stale = compressContext(edited, { ...options, summary: { text, coveredIds } });
+        edits++;
+        expect(stale.report.summary.applied).toBe(false);
+        expect(stale.report.summary.note).toMatch(/not applied/);
+        expectSafeView({ original: edited, keepFirst, maxContextTokens: options.maxContextTokens, result: stale, counter });
+      },
+    ), propertyParams());
+    expect(t.summarized).toBeGreaterThan(t.runs / 2);
+    expect(edits).toBeGreaterThan(t.runs / 2);
+  });
+});
+
+describe('the view checks catch an unsafe view', () => {
+  const history: OpenAIChatMessage[] = [
+    { role: 'system', content: 'You are a travel agent. Be brief.' },
+    { role: 'user', content: 'Find me a flight from Paris to Tokyo and its price.' },
+    { role: 'assistant', content: null, tool_calls: [
+      { id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"from":"CDG","to":"HND"}' } },
+      { id: 'call_b', type: 'function', function: { name: 'price', arguments: '{"flight":"HAT170"}' } },
+    ] },
+    { role: 'tool', tool_call_id: 'call_b', content: '1287 USD' },
+    { role: 'tool', tool_call_id: 'call_a', content: 'HAT170 departs 10:05' },
+    { role: 'assistant', content: 'HAT170 at 10:05 for 1287 USD.' },
+    { role: 'user', content: 'Book it.' },
+    { role: 'assistant', content: 'Booked: reservation ZFA04Y.' },
+  ];
+  const maxContextTokens = 60;
+  const good = compressContext(history, { counter, maxContextTokens });
+  const check = (result: CompressResult<OpenAIChatMessage>) => () => expectSafeView({ original: history, keepFirst: 1, maxContextTokens, result, counter });
+  /** A tampered view, with a report that agrees with it on what was left out. */
+  const tamper = (messages: OpenAIChatMessage[], report: Partial<CompressResult<OpenAIChatMessage>['report']> = {}) => {
+    const dropped = history.flatMap((m, index) => (messages.includes(m) ? [] : [{ index, id: String(index), reason: 'budget' as const }]));
+    return check({ messages, report: { ...good.report, messagesAfter: messages.length, dropped, droppedCounts: { summarized: 0, budget: dropped.length }, ...report } });
+  };
+
+  test('the untampered view passes, having dropped the first turn', () => {
+    expect(good.messages).toEqual([history[0], history[6], history[7]]);
+    expect(check(good)).not.toThrow();
+  });
+
+  test('a view that keeps a call without one of its results', () => {
+    expect(tamper([history[0], history[2], history[3], history[6], history[7]])).toThrow(/call-unanswered/);
+  });
+
+  test('a view that drops the last user message', () => {
+    expect(tamper([history[0], history[7]])).toThrow(/protected message 6 \(user\) is missing/);
+  });
+
+  test('a view that sends a copy instead of the caller\'s object', () => {
+    expect(tamper([history[0], { ...history[6] }, history[7]])).toThrow(/view\[1\] .* is not an input message kept in order/);
+  });
+
+  test('a view out of order', () => {
+    expect(tamper([history[0], history[7], history[6]])).toThrow(/view\[2\] .* is not an input message kept in order/);
+  });
+
+  test('a report whose token count is not a recount, or that hides an overrun', () => {
+    expect(tamper(good.messages, { tokensAfter: good.report.tokensAfter + 1 })).toThrow(/not a recount/);
+    expect(tamper(history.slice(), { tokensAfter: good.report.tokensBefore })).toThrow(/over the limit of 60, and not reported so/);
+    expect(tamper(good.messages, { overBudget: true })).toThrow(/overBudget is true while the protected part is/);
+  });
+});

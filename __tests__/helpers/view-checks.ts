@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
+import { expect } from '@jest/globals';
+import type { CompressResult } from '../../src/compress.js';
+import { buildGroups } from '../../src/core/groups.js';
+import { repairHistory } from '../../src/core/repair.js';
+import { openaiProfile, validateMessages } from '../../src/core/validate.js';
+import { openaiChatLens, type OpenAIChatMessage } from '../../src/formats/openai-chat.js';
+import type { TokenCounter } from '../../src/tokens/counter.js';
+
+/**
+ * Checks a view made by `compressContext` against the history it came from, computing what must
+ * hold independently of the planner: the view is valid, the head, system messages and the last
+ * user turn are there untouched, every other message is the caller's own object in order (or a
+ * reported collapsed copy, a repair's synthetic result, or the summary), and the token figures add up.
+ */
+
+/** End (exclusive) of the first `keepFirst` messages rounded out to whole groups. */
+export function expectedHeadEnd(messages: readonly OpenAIChatMessage[], keepFirst: number): number {
+  const n = messages.length;
+  if (keepFirst <= 0 || n === 0) return 0;
+  if (keepFirst >= n) return n;
+  const { groups } = buildGroups(messages, openaiChatLens);
+  return groups.find((g) => g.start <= keepFirst - 1 && keepFirst - 1 < g.end)!.end;
+}
+
+/**
+ * Start of the turn the model is answering: the last user message (a user message is always a group
+ * of its own in OpenAI Chat), else the start of the last group.
+ */
+export function expectedProtectedStart(messages: readonly OpenAIChatMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') return i;
+  const { groups } = buildGroups(messages, openaiChatLens);
+  return groups.length > 0 ? groups[groups.length - 1].start : 0;
+}
+
+const isSystem = (m: OpenAIChatMessage) => m.role === 'system' || m.role === 'developer';
+
+function isCollapsedCopy(out: OpenAIChatMessage, original: OpenAIChatMessage): boolean {
+  return out !== original
+    && typeof out.content === 'string'
+    && out.content.startsWith('[tool result cleared')
+    && isDeepStrictEqual({ ...out, content: null }, { ...original, content: null });
+}
+
+/** What a checked view did, so a property can show its runs reached the interesting cases. */
+export interface ViewFacts {
+  readonly asksSummary: boolean;
+  readonly repaired: boolean;
+  readonly dropped: number;
+  readonly collapsed: number;
+  readonly summarized: boolean;
+  readonly overBudget: boolean;
+}
+
+/** Inputs of `expectSafeView`: the caller's history, the options used, the result and the counter. */
+export interface ViewUnderTest {
+  readonly original: readonly OpenAIChatMessage[];
+  readonly keepFirst: number;
+  readonly maxContextTokens?: number;
+  readonly result: CompressResult<OpenAIChatMessage>;
+  readonly counter: TokenCounter;
+}
+
+/** Asserts every invariant of a view (see the file comment); returns what the view did. */
+export function expectSafeView(v: ViewUnderTest): ViewFacts {
+  const { original, result, counter } = v;
+  const { messages: out, report } = result;
+  const originals = new Set<OpenAIChatMessage>(original);
+  const ref = repairHistory(original).messages;
+  const n = ref.length;
+  const hEnd = expectedHeadEnd(ref, v.keepFirst);
+  const pStart = Math.max(hEnd, expectedProtectedStart(ref));
+
+  // (a) the provider accepts the view.
+  expect(validateMessages(out, openaiProfile)).toEqual([]);
+  assert.equal(report.messagesAfter, out.length);
+  assert.equal(report.messagesBefore, n);
+  assert.equal(report.headEnd, hEnd, 'report.headEnd');
+  assert.equal(report.protectedStart, pStart, 'report.protectedStart');
+
+  // (c) every message is the caller's own object, in order, unless reported as changed.
+  const collapsedAt = new Set(report.collapsed.map((c) => c.index));
+  const summaryAt = report.summary.applied ? hEnd : -1;
+  if (summaryAt >= 0) {
+    expect(out[summaryAt].content).toEqual(expect.stringMatching(/^\[Summary of \d+ earlier messages/));
+    expect(originals.has(out[summaryAt])).toBe(false);
+  }
+  const refIndex: number[] = [];
+  let j = 0;
+  for (let k = 0; k < out.length; k++) {
+    if (k === summaryAt) {
+      refIndex.push(-1);
+      continue;
+    }
+    const o = out[k];
+    const matches = (i: number) => o === ref[i]
+      || (!originals.has(ref[i]) && !originals.has(o) && isDeepStrictEqual(o, ref[i]))
+      || (collapsedAt.has(i) && isCollapsedCopy(o, ref[i]));
+    while (j < n && !matches(j)) j++;
+    if (j >= n) throw new Error(`view[${k}] (${JSON.stringify(o).slice(0, 200)}) is not an input message kept in order`);
+    refIndex.push(j);
+    j++;
+  }
+  const sent = new Map<number, OpenAIChatMessage>();
+  refIndex.forEach((i, k) => {
+    if (i >= 0) sent.set(i, out[k]);
+  });
+  // The report lists exactly the messages left out.
+  const left = report.dropped.map((d) => d.index);
+  const expectedLeft: number[] = [];
+  for (let i = 0; i < n; i++) if (!sent.has(i)) expectedLeft.push(i);
+  assert.deepEqual(left, expectedLeft, 'report.dropped does not list the messages left out');
+  assert.equal(report.droppedCounts.summarized + report.droppedCounts.budget, left.length);
+  for (const c of report.collapsed) assert.ok(isCollapsedCopy(sent.get(c.index)!, ref[c.index]), `collapsed message ${c.index} is not a collapsed copy in the view`);
+
+  // (b) the head, the system messages and the last user turn onward are sent untouched.
+  for (let i = 0; i < n; i++) {
+    if (i < hEnd || i >= pStart || isSystem(ref[i])) {
+      const o = sent.get(i);
+      if (o === undefined) throw new Error(`protected message ${i} (${ref[i].role}) is missing from the view`);
+      assert.ok(o === ref[i] || !originals.has(ref[i]), `protected message ${i} was changed`);
+    }
+  }
+
+  // (f) the reported size is a recount of the view.
+  let recount = counter.requestOverhead;
+  for (const m of out) recount += counter.message(m, openaiChatLens);
+  assert.equal(report.tokensAfter, recount, 'report.tokensAfter is not a recount of the view');
+
+  // (d) within budget unless reported otherwise; (e) never over budget when the protected part fits
+  // (head + system messages + the last user turn onward + the summary + request overhead).
+  const max = v.maxContextTokens;
+  if (max !== undefined) {
+    if (!report.overBudget) assert.ok(report.tokensAfter <= max, `view of ${report.tokensAfter} tokens is over the limit of ${max}, and not reported so`);
+    let floor = counter.requestOverhead + (summaryAt >= 0 ? counter.message(out[summaryAt], openaiChatLens) : 0);
+    for (let i = 0; i < n; i++) if (i < hEnd || i >= pStart || isSystem(ref[i])) floor += counter.message(ref[i], openaiChatLens);
+    // Nothing protected is ever dropped, so the view is over budget exactly when the protected part is.
+    assert.equal(report.overBudget, floor > max, `overBudget is ${report.overBudget} while the protected part is ${floor} tokens for a limit of ${max}`);
+    if (report.overBudget) {
+      for (const i of sent.keys()) assert.ok(i < hEnd || i >= pStart || isSystem(ref[i]), `over budget, yet droppable message ${i} was kept`);
+    }
+  } else {
+    expect(report.overBudget).toBe(false);
+  }
+  // What a summarizer is asked to fold in lies between the head and the protected turn, in whole groups.
+  if (report.summarize) {
+    const { start, end } = report.summarize;
+    const starts = new Set(buildGroups(ref, openaiChatLens).groups.map((g) => g.start));
+    assert.ok(starts.has(start) && (starts.has(end) || end === n), `summarize range [${start}, ${end}) splits a group`);
+    assert.ok(hEnd <= start && start < end && end <= pStart, `summarize range [${start}, ${end}) is outside [${hEnd}, ${pStart})`);
+  }
+  return {
+    asksSummary: report.summarize !== undefined,
+    repaired: report.repaired.length > 0,
+    dropped: n - (out.length - (summaryAt >= 0 ? 1 : 0)),
+    collapsed: report.collapsed.length,
+    summarized: summaryAt >= 0,
+    overBudget: report.overBudget,
+  };
+}

@@ -1,0 +1,118 @@
+import { describe, expect, test } from '@jest/globals';
+import fc from 'fast-check';
+import { MISSING_RESULT_TEXT, repairHistory } from '../src/core/repair.js';
+import { openaiProfile, validateMessages } from '../src/core/validate.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { brokenHistory, validHistory } from './helpers/arbitraries.js';
+import { propertyParams } from './helpers/property-runs.js';
+
+const call = (id: string, name = 'lookup') => ({ id, type: 'function', function: { name, arguments: '{}' } });
+const calls = (...ids: string[]): OpenAIChatMessage => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => call(id)) });
+const result = (id: string, content = `result of ${id}`): OpenAIChatMessage => ({ role: 'tool', tool_call_id: id, content });
+const user = (content: string): OpenAIChatMessage => ({ role: 'user', content });
+const validate = (messages: readonly OpenAIChatMessage[]) => validateMessages(messages, openaiProfile);
+const synthetic = (id: string): OpenAIChatMessage => ({ role: 'tool', tool_call_id: id, content: MISSING_RESULT_TEXT });
+
+describe('repairHistory: each fault kind', () => {
+  test('a missing result gets a synthetic error result right after the run, and the user message after it is reported', () => {
+    const input = [user('go'), calls('call_a', 'call_b'), result('call_b'), user('next')];
+    const { messages, actions } = repairHistory(input);
+    expect(messages).toEqual([input[0], input[1], input[2], synthetic('call_a'), input[3]]);
+    [0, 1, 2].forEach((i) => expect(messages[i]).toBe(input[i]));
+    expect(messages[4]).toBe(input[3]);
+    expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([['added-result', 1, 'call_a'], ['reported', 3, 'call_a']]);
+    expect(actions[0].detail).toContain('call_a (lookup) had no result');
+    expect(validate(input)).not.toEqual([]);
+    expect(validate(messages)).toEqual([]);
+  });
+
+  test('a call with no result at all, at the end of the history', () => {
+    const input = [user('go'), calls('call_a')];
+    const { messages, actions } = repairHistory(input);
+    expect(messages).toEqual([...input, synthetic('call_a')]);
+    expect(actions.map((a) => a.action)).toEqual(['added-result']);
+  });
+
+  test('a legacy function call with no result gets a function message with its name', () => {
+    const input: OpenAIChatMessage[] = [user('time?'), { role: 'assistant', content: null, function_call: { name: 'clock', arguments: '{}' } }, user('hello?')];
+    const { messages, actions } = repairHistory(input);
+    expect(messages[2]).toEqual({ role: 'function', name: 'clock', content: MISSING_RESULT_TEXT });
+    expect(actions.map((a) => [a.action, a.index])).toEqual([['added-result', 1], ['reported', 2]]);
+    expect(validate(messages)).toEqual([]);
+  });
+
+  test('a tool message first is removed as an orphan', () => {
+    const input = [result('call_x'), { role: 'system', content: 'rules' }, user('hi')];
+    const { messages, actions } = repairHistory(input);
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toBe(input[1]);
+    expect(messages[1]).toBe(input[2]);
+    expect(actions).toEqual([{ action: 'removed-orphan', index: 0, id: 'call_x', detail: 'tool result call_x answers no preceding call' }]);
+  });
+
+  test('a result inside a run that answers no call of the turn is removed', () => {
+    const input = [user('go'), calls('call_a'), result('call_zz'), result('call_a'), { role: 'assistant', content: 'ok' }];
+    const { messages, actions } = repairHistory(input);
+    expect(messages).toEqual([input[0], input[1], input[3], input[4]]);
+    expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([['removed-orphan', 2, 'call_zz']]);
+    expect(actions[0].detail).toContain('messages[1]');
+    expect(validate(messages)).toEqual([]);
+  });
+
+  test('a duplicate result is removed and the first one kept', () => {
+    const input = [user('go'), calls('call_a', 'call_b'), result('call_a', 'first'), result('call_b'), result('call_a', 'second')];
+    const { messages, actions } = repairHistory(input);
+    expect(messages).toEqual(input.slice(0, 4));
+    messages.forEach((m, i) => expect(m).toBe(input[i]));
+    expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([['removed-duplicate', 4, 'call_a']]);
+    expect(actions[0].detail).toContain('messages[2]');
+  });
+
+  test('results separated from their call by a user message: orphans removed, calls answered, user message reported', () => {
+    const input = [user('go'), calls('call_a', 'call_b'), user('wait'), result('call_a'), result('call_b'), user('next')];
+    const { messages, actions } = repairHistory(input);
+    expect(messages).toEqual([input[0], input[1], synthetic('call_a'), synthetic('call_b'), input[2], input[5]]);
+    expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([
+      ['added-result', 1, 'call_a'], ['added-result', 1, 'call_b'], ['reported', 2, 'call_a'], ['reported', 2, 'call_b'],
+      ['removed-orphan', 3, 'call_a'], ['removed-orphan', 4, 'call_b'],
+    ]);
+    expect(validate(messages)).toEqual([]);
+  });
+
+  test('a valid history comes back as the same objects with no action', () => {
+    const input = [user('go'), calls('call_a'), result('call_a'), { role: 'assistant', content: 'ok' }];
+    const { messages, actions } = repairHistory(input);
+    expect(actions).toEqual([]);
+    expect(messages).not.toBe(input);
+    messages.forEach((m, i) => expect(m).toBe(input[i]));
+    expect(messages).toHaveLength(input.length);
+  });
+});
+
+describe('repairHistory: properties', () => {
+  test('a broken history comes out valid; untouched messages are the same objects in order', () => {
+    fc.assert(fc.property(brokenHistory(), (input) => {
+      const { messages, actions } = repairHistory(input);
+      expect(validate(messages)).toEqual([]);
+      const removed = new Set(actions.filter((a) => a.action === 'removed-orphan' || a.action === 'removed-duplicate').map((a) => a.index));
+      const originals = new Set(input);
+      const expected = input.filter((_, i) => !removed.has(i));
+      const kept = messages.filter((m) => originals.has(m));
+      expect(kept).toHaveLength(expected.length);
+      expect(kept.every((m, k) => m === expected[k])).toBe(true);
+      const added = messages.filter((m) => !originals.has(m));
+      expect(added).toHaveLength(actions.filter((a) => a.action === 'added-result').length);
+      expect(added.every((m) => m.content === MISSING_RESULT_TEXT)).toBe(true);
+      expect(repairHistory(messages).actions).toEqual([]);
+    }), propertyParams());
+  });
+
+  test('a valid history needs no repair', () => {
+    fc.assert(fc.property(validHistory(), (input) => {
+      const { messages, actions } = repairHistory(input);
+      expect(actions).toEqual([]);
+      expect(messages).toHaveLength(input.length);
+      expect(messages.every((m, i) => m === input[i])).toBe(true);
+    }), propertyParams());
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, test } from '@jest/globals';
+import { get_encoding } from 'tiktoken';
+import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { countInPieces, createTokenCounter, MESSAGE_OVERHEAD_TOKENS } from '../src/tokens/counter.js';
+import { encodingForModel } from '../src/tokens/encoders.js';
+
+const enc = get_encoding('o200k_base');
+const exact = (t: string) => enc.encode_ordinary(t).length;
+
+describe('token counting', () => {
+  test('ordinary English, JSON and code count exactly as tiktoken does', () => {
+    const texts = [
+      'The quick brown fox jumps over the lazy dog. '.repeat(300),
+      JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: `ABC${i}`, price: i * 7, note: 'ok' }))),
+      'function f(x) { return x * 2; }\n'.repeat(100),
+      '混合 text 和中文，带标点。'.repeat(200),
+    ];
+    for (const t of texts) expect(countInPieces(t, exact)).toBe(exact(t));
+  });
+
+  test('a long run without spaces or punctuation is sliced: within 1% of the exact count', () => {
+    const zh = '我们的系统正在处理您的请求请稍候这是一个很长的没有标点的中文文本'.repeat(40);
+    const sliced = countInPieces(zh, exact);
+    const full = exact(zh);
+    expect(sliced).toBeGreaterThanOrEqual(full);
+    expect(sliced).toBeLessThanOrEqual(Math.ceil(full * 1.01));
+  });
+
+  test('counts content, tool-call names and arguments, and results, plus overhead', () => {
+    const counter = createTokenCounter();
+    const call: OpenAIChatMessage = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] };
+    const bare: OpenAIChatMessage = { role: 'assistant', content: null, tool_calls: [] };
+    const diff = counter.message(call, openaiChatLens) - counter.message(bare, openaiChatLens);
+    expect(diff).toBeGreaterThanOrEqual(exact('get_weather') + exact('{"city":"Paris"}'));
+    expect(counter.message({ role: 'user', content: 'hello there' }, openaiChatLens)).toBe(exact('hello there') + MESSAGE_OVERHEAD_TOKENS + 1);
+    const parts: OpenAIChatMessage = { role: 'user', content: [{ type: 'text', text: 'hello ' }, { type: 'image_url', image_url: { url: 'x' } }, { type: 'text', text: 'there' }] };
+    expect(counter.message(parts, openaiChatLens)).toBe(exact('hello there') + MESSAGE_OVERHEAD_TOKENS + 1);
+  });
+
+  test('a repeated message is counted once: by identity, and by text for a re-parsed copy', () => {
+    const counter = createTokenCounter();
+    const m: OpenAIChatMessage = { role: 'tool', tool_call_id: 'c1', content: 'result text that is long enough to be cached '.repeat(5) };
+    const first = counter.message(m, openaiChatLens);
+    expect(counter.message(m, openaiChatLens)).toBe(first);
+    expect(counter.stats().identityHits).toBe(1);
+    const copy = JSON.parse(JSON.stringify(m)) as OpenAIChatMessage;
+    expect(counter.message(copy, openaiChatLens)).toBe(first);
+    expect(counter.stats()).toMatchObject({ encoded: 1, cachedHits: 1 });
+  });
+
+  test('a pluggable text counter replaces tiktoken', () => {
+    const counter = createTokenCounter({ countText: (t) => t.length });
+    expect(counter.text('abcd')).toBe(4);
+    expect(counter.message({ role: 'user', content: 'abcd' }, openaiChatLens)).toBe(4 + MESSAGE_OVERHEAD_TOKENS + 1);
+  });
+
+  test('encoding by model name, o200k_base when unknown', () => {
+    expect(encodingForModel('gpt-4o-mini')).toBe('o200k_base');
+    expect(encodingForModel('gpt-4')).toBe('cl100k_base');
+    expect(encodingForModel('gpt-3.5-turbo')).toBe('cl100k_base');
+    expect(encodingForModel('some-local-model')).toBe('o200k_base');
+    expect(encodingForModel(undefined)).toBe('o200k_base');
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * The token counter the peer systems get: tiktoken `o200k_base` (its own encoder instance) with
+ * the same per-message accounting as ctxfold's counter, so budgets mean the same for everyone.
+ * It keeps no cache between requests: that is what a user of those libraries writes.
+ */
+import { get_encoding, type Tiktoken } from 'tiktoken';
+import { CALL_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, REQUEST_OVERHEAD_TOKENS } from '../src/tokens/counter.js';
+
+/** Tokens every request costs once (reply priming), added by each peer to its total as ctxfold does. */
+export const PEER_REQUEST_OVERHEAD = REQUEST_OVERHEAD_TOKENS;
+
+let encoder: Tiktoken | undefined;
+
+/** The peers' encoder, loaded once per process. */
+export function peerEncoder(): Tiktoken {
+  return (encoder ??= get_encoding('o200k_base'));
+}
+
+/** Tokens of one text with the peers' encoder. */
+export function peerTextTokens(text: string): number {
+  return text.length === 0 ? 0 : peerEncoder().encode_ordinary(text).length;
+}
+
+/** Tokens a message costs: role overhead + content, and per call its overhead, name and arguments. */
+export function peerMessageTokens(content: string, calls: readonly { name: string; args: string }[] = []): number {
+  let n = MESSAGE_OVERHEAD_TOKENS + 1 + peerTextTokens(content);
+  for (const c of calls) n += CALL_OVERHEAD_TOKENS + peerTextTokens(c.name) + peerTextTokens(c.args);
+  return n;
+}
+
+/** Thrown by a peer's counter when a call runs past the harness deadline. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly seconds: number) {
+    super(`call exceeded the ${seconds} s deadline`);
+  }
+}

@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench [-- --quick]`: ctxfold against LangChain trimMessages, the AI SDK's
+ * pruneMessages + a budget cut, slice(-N) and JSON.parse, on the shared corpus and on generated
+ * histories of 1k–100k messages, cold and replayed. Prints progress and a table, writes
+ * bench/results/latest.json and latest.svg. See bench/README.md for what each figure means.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateConversation } from '../src/demo/conversation.js';
+import { createTokenCounter, freeEncoders } from '../src/index.js';
+import { BUDGET_RULE, prefixBudgets } from './budget.js';
+import { timedCall, type RequestRecord } from './call.js';
+import { renderChart } from './chart.js';
+import { countingThroughput, type CountingFigure } from './counting.js';
+import { machineInfo, packageVersion } from './machine.js';
+import { canMeasureMemory, MemoryProbe } from './memory.js';
+import { planningTime, type PlanningFigure } from './planning.js';
+import { runCold, runReplay, type RunSettings } from './runner.js';
+import { formatTable, summarize } from './summary.js';
+import { SYSTEMS } from './systems.js';
+import { corpusPath, corpusWorkload, generatedWorkload, type Workload } from './workloads.js';
+
+interface SizeConfig {
+  readonly size: number;
+  /** Replay requests sampled (ctxfold and JSON.parse run on all of them). */
+  readonly samples: number;
+  /** Of those, how many the peers run on (they re-count the whole history each request). */
+  readonly peerSamples: number;
+}
+
+interface Config {
+  /** Cold call on every this-many-th corpus conversation; replay on every this-many-th of those. */
+  readonly corpusColdEvery: number;
+  readonly corpusReplayEvery: number;
+  readonly sizes: readonly SizeConfig[];
+  /** A peer call running longer than this is abandoned (its token counter throws) and the peer skipped for the rest of the workload. */
+  readonly deadlineSeconds: number;
+  readonly planningSizes: readonly number[];
+  readonly planningTimeMs: number;
+  readonly countingSize: number;
+}
+
+const FULL: Config = {
+  corpusColdEvery: 1,
+  corpusReplayEvery: 4,
+  sizes: [
+    { size: 1000, samples: 50, peerSamples: 25 },
+    { size: 2000, samples: 50, peerSamples: 25 },
+    { size: 10_000, samples: 50, peerSamples: 6 },
+    { size: 100_000, samples: 50, peerSamples: 3 },
+  ],
+  deadlineSeconds: 10,
+  planningSizes: [1000, 10_000, 100_000],
+  planningTimeMs: 1000,
+  countingSize: 2000,
+};
+
+const QUICK: Config = {
+  corpusColdEvery: 10,
+  corpusReplayEvery: 2,
+  sizes: [{ size: 1000, samples: 12, peerSamples: 6 }, { size: 2000, samples: 10, peerSamples: 4 }, { size: 5000, samples: 8, peerSamples: 2 }],
+  deadlineSeconds: 3,
+  planningSizes: [1000, 5000],
+  planningTimeMs: 300,
+  countingSize: 2000,
+};
+
+const log = (s = '') => process.stdout.write(`${s}\n`);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs every system a few times on a small history so the timed calls do not pay for JIT or encoder loading. */
+async function warmUp(settings: RunSettings): Promise<void> {
+  const history = generateConversation({ messages: 400, seed: 7 });
+  const body = JSON.stringify({ model: 'gpt-4o', messages: history });
+  const reference = createTokenCounter();
+  const budget = prefixBudgets(history, reference)(history.length);
+  for (let round = 0; round < 3; round++) {
+    for (const system of settings.systems) {
+      const record: RequestRecord = { workload: 'warm-up', mode: 'cold', system: system.name, point: '0', messages: history.length, budget };
+      await timedCall(system, { record, body, counter: createTokenCounter(), reference, deadlineSeconds: settings.deadlineSeconds });
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const quick = process.argv.includes('--quick');
+  const config = quick ? QUICK : FULL;
+  const machine = machineInfo();
+  const versions = {
+    ctxfold: packageVersion(root),
+    '@langchain/core': packageVersion(root, '@langchain/core'),
+    ai: packageVersion(root, 'ai'),
+    tiktoken: packageVersion(root, 'tiktoken'),
+    tinybench: packageVersion(root, 'tinybench'),
+  };
+  log(`ctxfold benchmark (${quick ? 'quick' : 'full'}) — ${new Date().toISOString()}`);
+  const loadBefore = loadavg();
+  log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB, node ${machine.node}, ${machine.platform}; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+  log(`versions: ${Object.entries(versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  log(`budget per request: ${BUDGET_RULE}`);
+  log('systems:');
+  for (const s of SYSTEMS) log(`  ${s.name}: ${s.settings}`);
+  if (!canMeasureMemory) log('note: run with node --expose-gc (npm run bench does) to get memory figures');
+  log();
+
+  const probe = canMeasureMemory ? new MemoryProbe() : undefined;
+  const settings: RunSettings = { systems: SYSTEMS, deadlineSeconds: config.deadlineSeconds, probe, log };
+  log('warming up (JIT, encoders)...');
+  await warmUp(settings);
+
+  const records: RequestRecord[] = [];
+  const workloads: { name: string; sampling: string; histories: number; messages: number; skippedInReplay: string[] }[] = [];
+  const planning: PlanningFigure[] = [];
+
+  const runWorkload = async (w: Workload) => {
+    const messages = w.histories.reduce((a, h) => a + h.length, 0);
+    log(`\n== ${w.name}: ${w.histories.length} histor${w.histories.length === 1 ? 'y' : 'ies'}, ${messages} messages; replay: ${w.sampling}`);
+    const t0 = performance.now();
+    const cold = await runCold(w, settings);
+    records.push(...cold.records);
+    if (w.kind === 'generated' && cold.state && config.planningSizes.includes(cold.state.messages.length)) {
+      const p = await planningTime(cold.state, config.planningTimeMs);
+      planning.push(p);
+      log(`  ${w.name} planning (warm cache): median ${p.medianMs.toFixed(2)} ms = ${p.perMessageUs.toFixed(3)} us/message over ${p.samples} runs`);
+    }
+    const skipped = [...cold.timedOut];
+    if (skipped.length) log(`  ${w.name}: ${skipped.join(', ')} exceeded the ${config.deadlineSeconds} s deadline on the cold call: left out of the replay`);
+    records.push(...(await runReplay(w, settings, cold.timedOut)));
+    workloads.push({ name: w.name, sampling: w.sampling, histories: w.histories.length, messages, skippedInReplay: skipped });
+    log(`  ${w.name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  };
+
+  const corpus = corpusWorkload(root, config.corpusColdEvery, config.corpusReplayEvery);
+  if (corpus) await runWorkload(corpus);
+  else log(`\n== corpus: skipped, ${corpusPath(root)} not found (the shared folder must sit beside the project)`);
+
+  for (const s of config.sizes) {
+    const t0 = performance.now();
+    const w = generatedWorkload(s.size, s.samples, s.peerSamples);
+    log(`\n(generated ${s.size} messages in ${(performance.now() - t0).toFixed(0)} ms)`);
+    await runWorkload(w);
+  }
+
+  log(`\n== token counting throughput (cold) on the generated ${config.countingSize}-message history`);
+  const counting: CountingFigure = countingThroughput(generateConversation({ messages: config.countingSize, seed: 1000 + config.countingSize }));
+  log(`  ${counting.texts} texts, ${counting.megabytes.toFixed(2)} MB UTF-8: createTokenCounter ${counting.ctxfoldMBps.toFixed(2)} MB/s, raw encode_ordinary ${counting.rawMBps.toFixed(2)} MB/s, ratio ${counting.ratio.toFixed(2)} (counter encoded ${counting.counterStats.encoded} texts, ${counting.counterStats.cachedHits} repeats served from its cache)`);
+
+  const rows = summarize(records);
+  log('\n== results (time per request; ratios are ctxfold time / other system time on the same requests)');
+  log(formatTable(rows));
+
+  log('\n== planning is linear (ctxfold, warm token cache)');
+  for (const p of planning) log(`  ${String(p.messages).padStart(7)} messages: ${p.medianMs.toFixed(2)} ms median, ${p.perMessageUs.toFixed(3)} us/message`);
+  const small = planning.find((p) => p.messages === 1000);
+  const large = [...planning].sort((a, b) => b.messages - a.messages)[0];
+  const linearRatio = small && large && large !== small ? large.perMessageUs / small.perMessageUs : undefined;
+  if (linearRatio !== undefined) log(`  per-message time ${large.messages / 1000}k / 1k: ${linearRatio.toFixed(2)} (1.00 = perfectly linear)`);
+
+  const largest = [...records].filter((r) => r.mode === 'cold' && r.system === 'ctxfold' && r.loopDelayP99Ms !== undefined).sort((a, b) => b.messages - a.messages)[0];
+  const eventLoop = largest ? { workload: largest.workload, messages: largest.messages, callMs: largest.ms, p99Ms: largest.loopDelayP99Ms, maxMs: largest.loopDelayMaxMs } : undefined;
+  if (eventLoop) log(`\n== event-loop delay during ctxfold's cold call on ${eventLoop.messages} messages: p99 ${eventLoop.p99Ms!.toFixed(0)} ms, max ${eventLoop.maxMs!.toFixed(0)} ms (call took ${eventLoop.callMs?.toFixed(0)} ms)`);
+
+  const generatedReplays = records.filter((r) => r.mode === 'replay' && r.workload.startsWith('gen-') && r.ms !== undefined);
+  const date = new Date().toISOString();
+  const wallSeconds = (performance.now() - started) / 1000;
+  const results = {
+    date,
+    mode: quick ? 'quick' : 'full',
+    wallSeconds,
+    machine,
+    loadAverage: { before: loadBefore, after: loadavg() },
+    versions,
+    budgetRule: BUDGET_RULE,
+    deadlineSeconds: config.deadlineSeconds,
+    systems: SYSTEMS.map((s) => ({ name: s.name, settings: s.settings })),
+    workloads,
+    rows,
+    planning: { figures: planning, perMessageRatioLargestTo1k: linearRatio },
+    counting,
+    eventLoop,
+    replaySeries: generatedReplays.map((r) => ({ workload: r.workload, system: r.system, messages: r.messages, ms: r.ms })),
+  };
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(dir, 'latest.svg'), renderChart(generatedReplays, SYSTEMS.map((s) => s.name), `${machine.cpu}, ${machine.cores} cores, node ${machine.node}, ${date.slice(0, 10)} (${quick ? 'quick' : 'full'} run)`));
+  log(`\nwrote bench/results/latest.json and bench/results/latest.svg; wall time ${wallSeconds.toFixed(1)} s`);
+  await probe?.stop();
+  freeEncoders();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

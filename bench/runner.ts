@@ -1,0 +1,155 @@
+/**
+ * Runs a workload: (a) one cold call per history and system, (b) a replay of the history the way
+ * a chat server sees it, each request carrying the whole history so far as a fresh JSON body.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createTokenCounter, openaiChatLens, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { prefixBudgets } from './budget.js';
+import { timedCall, type CallHooks, type RequestRecord } from './call.js';
+import { canMeasureMemory, type MemoryProbe } from './memory.js';
+import type { BenchSystem } from './systems.js';
+import type { Workload } from './workloads.js';
+
+/** Settings shared by every workload run. */
+export interface RunSettings {
+  readonly systems: readonly BenchSystem[];
+  readonly deadlineSeconds: number;
+  readonly probe?: MemoryProbe;
+  readonly log: (line: string) => void;
+}
+
+/** What a cold call of ctxfold leaves behind: its warm counter and the parsed history, for the planning benchmark. */
+export interface ColdState {
+  readonly messages: OpenAIChatMessage[];
+  readonly counter: TokenCounter;
+  readonly budget: number;
+}
+
+const MODEL = 'gpt-4o';
+const bodyOf = (messages: readonly OpenAIChatMessage[]) => JSON.stringify({ model: MODEL, messages });
+
+/** The systems in a different order for each request, so none always runs right after the same neighbour. */
+function rotated<T>(items: readonly T[], by: number): T[] {
+  const k = by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+function memoryHooks(probe: MemoryProbe): CallHooks {
+  return {
+    before: () => probe.start(),
+    after: (r) => {
+      const m = probe.read();
+      r.heapDeltaMB = m.heapDeltaMB;
+      r.rssPeakDeltaMB = m.rssPeakDeltaMB;
+    },
+  };
+}
+
+/** Memory probe plus an event-loop delay monitor (10 ms resolution, enabled 100 ms before the call). */
+function loopHooks(probe: MemoryProbe | undefined): CallHooks {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  const mem = probe ? memoryHooks(probe) : undefined;
+  return {
+    before: async () => {
+      histogram.enable();
+      await sleep(100);
+      await mem?.before?.();
+    },
+    after: async (r) => {
+      await mem?.after?.(r);
+      await sleep(30);
+      histogram.disable();
+      r.loopDelayP99Ms = histogram.percentile(99) / 1e6;
+      r.loopDelayMaxMs = histogram.max / 1e6;
+    },
+  };
+}
+
+function describe(r: RequestRecord): string {
+  if (r.timeout) return 'timeout';
+  if (r.error) return `error: ${r.error}`;
+  return `${r.ms!.toFixed(r.ms! < 10 ? 2 : 0)} ms${r.valid === false ? ' INVALID' : ''}`;
+}
+
+/**
+ * Cold calls: every system on each whole history once, ctxfold with a fresh counter. Returns the
+ * records, the peers that timed out (skipped in the replay), and ctxfold's warm state for the last history.
+ */
+export async function runCold(w: Workload, s: RunSettings): Promise<{ records: RequestRecord[]; timedOut: Set<string>; state?: ColdState }> {
+  const records: RequestRecord[] = [];
+  const timedOut = new Set<string>();
+  let state: ColdState | undefined;
+  const generated = w.kind === 'generated';
+  for (let h = 0; h < w.histories.length; h++) {
+    const history = w.histories[h];
+    const reference = createTokenCounter();
+    const budget = prefixBudgets(history, reference)(history.length);
+    const body = bodyOf(history);
+    for (const system of rotated(s.systems, h)) {
+      const counter = createTokenCounter();
+      const record: RequestRecord = { workload: w.name, mode: 'cold', system: system.name, point: `${h}:${history.length}`, messages: history.length, budget };
+      const hooks = generated ? (system.name === 'ctxfold' ? loopHooks(s.probe) : s.probe && canMeasureMemory ? memoryHooks(s.probe) : undefined) : undefined;
+      const { input } = await timedCall(system, { record, body, counter, reference, deadlineSeconds: s.deadlineSeconds, hooks });
+      records.push(record);
+      if (record.timeout) timedOut.add(system.name);
+      if (system.name === 'ctxfold') state = { messages: input as OpenAIChatMessage[], counter, budget };
+      if (generated) {
+        const extra = record.loopDelayMaxMs !== undefined ? `, event-loop delay p99 ${record.loopDelayP99Ms!.toFixed(0)} ms` : '';
+        s.log(`  ${w.name} cold  ${system.name.padEnd(22)} ${describe(record)}${record.heapDeltaMB !== undefined ? `, heap ${record.heapDeltaMB >= 0 ? '+' : ''}${record.heapDeltaMB.toFixed(0)} MB, peak rss +${record.rssPeakDeltaMB!.toFixed(0)} MB` : ''}${extra}`);
+      }
+    }
+    if (!generated && (h + 1) % 50 === 0) s.log(`  ${w.name} cold  ${h + 1}/${w.histories.length} conversations`);
+  }
+  return { records, timedOut, state };
+}
+
+/**
+ * Replay: for each sampled request, the body of the history so far, parsed fresh per system.
+ * ctxfold uses one counter for the whole workload; before a sampled request it is shown the
+ * request right before it (counted, untimed) when that one was not sampled, as a server would
+ * have seen it. Peers listed in `skip` are not run.
+ */
+export async function runReplay(w: Workload, s: RunSettings, skip: ReadonlySet<string>): Promise<RequestRecord[]> {
+  const records: RequestRecord[] = [];
+  const counter = createTokenCounter();
+  const reference = createTokenCounter();
+  const disabled = new Set(skip);
+  const total = w.points.reduce((a, p) => a + p.length, 0);
+  let done = 0;
+  let nextLog = 0;
+  for (let h = 0; h < w.histories.length; h++) {
+    const history = w.histories[h];
+    const budgets = prefixBudgets(history, reference);
+    const ends: number[] = [];
+    for (let i = 0; i < history.length; i++) if (history[i].role === 'assistant') ends.push(i);
+    let warmed = 0;
+    for (const end of w.points[h]) {
+      const previous = ends[ends.indexOf(end) - 1] ?? 0;
+      for (let i = warmed; i < previous; i++) counter.message(history[i], openaiChatLens);
+      warmed = Math.max(warmed, end);
+      const body = bodyOf(history.slice(0, end));
+      const budget = budgets(end);
+      const peers = w.peerPoints[h].has(end);
+      const line: string[] = [];
+      for (const system of rotated(s.systems, done)) {
+        if (disabled.has(system.name)) continue;
+        if (!peers && system.name !== 'ctxfold' && !system.floor) continue;
+        const record: RequestRecord = { workload: w.name, mode: 'replay', system: system.name, point: `${h}:${end}`, messages: end, budget };
+        await timedCall(system, { record, body, counter, reference, deadlineSeconds: s.deadlineSeconds });
+        records.push(record);
+        if (record.timeout) {
+          disabled.add(system.name);
+          s.log(`  ${w.name} replay ${system.name} exceeded ${s.deadlineSeconds} s at ${end} messages: not run on the rest of this workload`);
+        }
+        line.push(`${system.name} ${describe(record)}`);
+      }
+      done++;
+      if (done >= nextLog || done === total) {
+        s.log(`  ${w.name} replay ${String(done).padStart(String(total).length)}/${total}  history ${end} msgs, budget ${budget}: ${line.join(' | ')}`);
+        nextLog = done + Math.max(1, Math.floor(total / 8));
+      }
+    }
+  }
+  return records;
+}

@@ -1,0 +1,162 @@
+/**
+ * The systems compared, each as: prepare (untimed: a freshly parsed request body into the
+ * system's own input), run (timed), view (untimed: the output in OpenAI Chat shape, for
+ * validation and token counts). Every system gets the same budget and counts with tiktoken
+ * `o200k_base` under the same per-message accounting.
+ */
+import { trimMessages } from '@langchain/core/messages';
+import { pruneMessages, type ModelMessage } from 'ai';
+import { compressContext, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { fromModelMessages, toModelMessages } from './ai-sdk-convert.js';
+import { fromLangChain, toLangChain } from './langchain-convert.js';
+import { DeadlineExceeded, PEER_REQUEST_OVERHEAD, peerMessageTokens } from './peer-counter.js';
+
+/** What a timed call is given besides its input. */
+export interface RunContext {
+  /** Token budget of the view. */
+  readonly budget: number;
+  /** performance.now() after which a peer aborts (ctxfold and slice are never cut short). */
+  readonly deadline: number;
+  readonly deadlineSeconds: number;
+  /** The token counter ctxfold uses for this call (fresh for a cold call, shared for a replay). */
+  readonly counter: TokenCounter;
+}
+
+/** One compared system. */
+export interface BenchSystem<I = unknown, O = unknown> {
+  readonly name: string;
+  /** The exact call and settings, printed and written to the results. */
+  readonly settings: string;
+  /** True for the JSON.parse floor: it takes the body, not parsed messages, and has no view. */
+  readonly floor?: boolean;
+  prepare(body: string, parsed: OpenAIChatMessage[]): I;
+  run(input: I, ctx: RunContext): O | Promise<O>;
+  view(output: O): OpenAIChatMessage[] | undefined;
+}
+
+interface RequestBody {
+  model: string;
+  messages: OpenAIChatMessage[];
+}
+
+function checkDeadline(ctx: RunContext): void {
+  if (performance.now() > ctx.deadline) throw new DeadlineExceeded(ctx.deadlineSeconds);
+}
+
+const ctxfold: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
+  name: 'ctxfold',
+  settings: 'compressContext(messages, { maxContextTokens: budget, counter }); counter = createTokenCounter() (o200k_base): fresh for a cold call, one per workload shared by every replay request',
+  prepare: (_body, parsed) => parsed,
+  run: (messages, ctx) => compressContext(messages, { maxContextTokens: ctx.budget, counter: ctx.counter }).messages,
+  view: (out) => out,
+};
+
+// PLACEHOLDER (replay system to add): ctxfold `createCompressor({ maxContextTokens, counter, store:
+// new MemoryStore(), ... }).wrap(handler)`, one compressor per workload, the handler returning the
+// view; summaries run in the background between requests. Add it to SYSTEMS below, after ctxfold.
+
+/** LangChain token counter: sums per message, memoized per message object within one call (no cache across requests). */
+function langchainCounter(ctx: RunContext) {
+  const memo = new WeakMap<object, number>();
+  return (messages: import('@langchain/core/messages').BaseMessage[]): number => {
+    checkDeadline(ctx);
+    let total = PEER_REQUEST_OVERHEAD;
+    for (const m of messages) {
+      let n = memo.get(m);
+      if (n === undefined) {
+        const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+        const calls = 'tool_calls' in m && Array.isArray(m.tool_calls) ? (m.tool_calls as { name: string; args: unknown }[]).map((c) => ({ name: c.name, args: JSON.stringify(c.args) })) : [];
+        n = peerMessageTokens(content, calls);
+        memo.set(m, n);
+      }
+      total += n;
+    }
+    return total;
+  };
+}
+
+const langchain: BenchSystem<import('@langchain/core/messages').BaseMessage[], import('@langchain/core/messages').BaseMessage[]> = {
+  name: 'langchain trimMessages',
+  settings: "trimMessages(messages, { strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: budget, tokenCounter }); tokenCounter sums tiktoken o200k_base counts per message (content + tool-call names and JSON.stringify(args), plus the same per-message, per-call and per-request overheads as ctxfold), memoized per message object within one call; OpenAI->LangChain conversion before and after is not timed",
+  prepare: (_body, parsed) => toLangChain(parsed),
+  run: (messages, ctx) => trimMessages(messages, {
+    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx),
+  }),
+  view: (out) => fromLangChain(out),
+};
+
+/** Tokens of one AI SDK message; a tool message costs one message overhead per result part, as its OpenAI form does. */
+function modelMessageTokens(m: ModelMessage): number {
+  if (typeof m.content === 'string') return peerMessageTokens(m.content);
+  if (m.role === 'tool') {
+    let n = 0;
+    for (const p of m.content) if (p.type === 'tool-result') n += peerMessageTokens(p.output.type === 'text' ? p.output.value : JSON.stringify(p.output));
+    return n;
+  }
+  let text = '';
+  const calls: { name: string; args: string }[] = [];
+  for (const p of m.content) {
+    if (p.type === 'text') text += p.text;
+    else if (p.type === 'tool-call') calls.push({ name: p.toolName, args: JSON.stringify(p.input) });
+  }
+  return peerMessageTokens(text, calls);
+}
+
+const aiSdk: BenchSystem<ModelMessage[], ModelMessage[]> = {
+  name: 'ai-sdk pruneMessages',
+  settings: "pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' }), then count every message once (tiktoken o200k_base, same accounting) and drop the oldest message after a leading system message until the total fits the budget; OpenAI<->ModelMessage conversion is not timed",
+  prepare: (_body, parsed) => toModelMessages(parsed),
+  run: (messages, ctx) => {
+    const pruned = pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' });
+    const counts = pruned.map((m, i) => {
+      if ((i & 255) === 0) checkDeadline(ctx);
+      return modelMessageTokens(m);
+    });
+    let total = PEER_REQUEST_OVERHEAD;
+    for (const c of counts) total += c;
+    const first = pruned[0]?.role === 'system' ? 1 : 0;
+    let start = first;
+    while (total > ctx.budget && start < pruned.length) total -= counts[start++];
+    return first === 1 ? [pruned[0], ...pruned.slice(start)] : pruned.slice(start);
+  },
+  view: (out) => fromModelMessages(out),
+};
+
+const slice: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
+  name: 'slice(-N)',
+  settings: 'messages.slice(-N): walk back from the last message adding tiktoken counts (same accounting) while the total fits the budget; N = messages that fit',
+  prepare: (_body, parsed) => parsed,
+  run: (messages, ctx) => {
+    let total = PEER_REQUEST_OVERHEAD;
+    let n = 0;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      const cost = peerMessageTokens(typeof m.content === 'string' ? m.content : '', (m.tool_calls ?? []).map((c) => ({ name: c.function.name, args: c.function.arguments })));
+      if (total + cost > ctx.budget) break;
+      total += cost;
+      n++;
+    }
+    return n === 0 ? [] : messages.slice(-n);
+  },
+  view: (out) => out,
+};
+
+const jsonParse: BenchSystem<string, RequestBody> = {
+  name: 'JSON.parse',
+  settings: 'JSON.parse(body) of the request body {"model", "messages"}: the floor every server pays before any of the above',
+  floor: true,
+  prepare: (body) => body,
+  run: (body) => JSON.parse(body) as RequestBody,
+  view: () => undefined,
+};
+
+/** The compared systems, ctxfold first; ratios are ctxfold / each other system. */
+export const SYSTEMS: readonly BenchSystem[] = [
+  // PLACEHOLDER: erase(ctxfoldWrap) goes right after ctxfold (see above).
+  erase(ctxfold), erase(langchain), erase(aiSdk), erase(slice), erase(jsonParse),
+];
+
+/** Forgets a system's input and output types: the harness only passes them from one method to the next. */
+function erase<I, O>(system: BenchSystem<I, O>): BenchSystem {
+  return system as unknown as BenchSystem;
+}
