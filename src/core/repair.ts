@@ -18,9 +18,10 @@ export const MISSING_RESULT_TEXT = 'Error: this tool call produced no result (th
  * Fixes an incoming OpenAI Chat history so its tool-call structure is valid: a call with no
  * result gets a synthetic error result right after its run, an orphan or duplicate result is
  * removed. Results sent back as `user` messages are not guessed at, only reported. Messages not
- * touched are returned as the same objects, in order.
+ * touched are returned as the same objects, in order; a history with nothing to fix is returned
+ * as the same array.
  */
-export function repairHistory(messages: readonly OpenAIChatMessage[]): { messages: OpenAIChatMessage[]; actions: RepairAction[] } {
+export function repairHistory(messages: readonly OpenAIChatMessage[]): { messages: readonly OpenAIChatMessage[]; actions: RepairAction[] } {
   const lens = openaiChatLens;
   const structure = scanCalls(messages, lens);
   const remove = new Set<number>();
@@ -61,7 +62,8 @@ export function repairHistory(messages: readonly OpenAIChatMessage[]): { message
     });
     if (added.length > 0) insertAfter.set(turn.runEnd - 1, added);
   }
-  if (remove.size === 0 && insertAfter.size === 0) return { messages: [...messages], actions };
+  // Nothing to fix: the input itself, not a copy (this runs on every request).
+  if (remove.size === 0 && insertAfter.size === 0) return { messages, actions };
   const out: OpenAIChatMessage[] = [];
   messages.forEach((m, i) => {
     if (!remove.has(i)) out.push(m);

@@ -58,8 +58,12 @@ function argumentsText(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Shared empty lists: most messages open no call and carry no result, and this path runs per message per request. */
+const NO_CALLS: readonly CallRef[] = Object.freeze([]);
+const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
+
 function readCalls(m: OpenAIChatMessage): readonly CallRef[] {
-  if (m.role !== 'assistant') return [];
+  if (m.role !== 'assistant' || (!m.function_call && !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0))) return NO_CALLS;
   const out: CallRef[] = [];
   if (Array.isArray(m.tool_calls)) {
     for (const call of m.tool_calls) {
@@ -85,7 +89,7 @@ function readResults(m: OpenAIChatMessage): readonly ResultRef[] {
   if (m.role === 'function') {
     return [{ name: typeof m.name === 'string' ? m.name : undefined, content: contentText(m.content) }];
   }
-  return [];
+  return NO_RESULTS;
 }
 
 function kindOf(m: OpenAIChatMessage): MessageKind {

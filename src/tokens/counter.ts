@@ -46,7 +46,7 @@ export interface TokenCounterOptions {
   readonly encoding?: string;
   /** Your own text counter instead of tiktoken. */
   readonly countText?: TextCounter;
-  /** Texts shorter than this are counted directly, not cached (the lookup would cost more). */
+  /** Texts shorter than this are counted directly, not cached. Default 0: a cache lookup is far cheaper than a WASM call. */
   readonly cacheMinChars?: number;
   /** Upper bound on characters held by the text cache before it is cleared. */
   readonly cacheMaxChars?: number;
@@ -71,7 +71,7 @@ export interface TokenCounter {
  * in memory, bounded by `cacheMaxChars`.
  */
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
-  const minChars = options.cacheMinChars ?? 32;
+  const minChars = options.cacheMinChars ?? 0;
   const maxChars = options.cacheMaxChars ?? 64 * 1024 * 1024;
   let raw: TextCounter;
   if (options.countText) raw = options.countText;
