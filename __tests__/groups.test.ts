@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { buildGroups, type Grouping } from '../src/core/groups.js';
+import { repairHistory } from '../src/core/repair.js';
 import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat.js';
 import { anyHistory, validHistory } from './helpers/arbitraries.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
@@ -190,5 +191,18 @@ corpusDescribe(describe)('buildGroups over the shared corpus', () => {
     }
     expect(reuses).toBe(73);
     expect(turns).toBeGreaterThan(1000);
+  });
+});
+
+describe('Grouping.regular', () => {
+  test('is true exactly when repairHistory has nothing to change (so the repair pass can be skipped)', () => {
+    let irregular = 0;
+    fc.assert(fc.property(anyHistory(), (messages) => {
+      const changes = repairHistory(messages).actions.filter((a) => a.action !== 'reported');
+      const { regular } = buildGroups(messages, openaiChatLens);
+      if (!regular) irregular++;
+      expect(regular).toBe(changes.length === 0);
+    }), propertyParams());
+    expect(irregular).toBeGreaterThan(0);
   });
 });

@@ -141,15 +141,17 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   const lens = selectLens(messages, options.format ?? 'auto') as MessageLens<M>;
   let input = messages;
   let repaired: RepairAction[] = [];
-  if (options.repair !== false && lens.format === 'openai') {
+  let grouping = buildGroups(input, lens);
+  // Grouping already knows whether anything is broken; only then is the repair pass run.
+  if (!grouping.regular && options.repair !== false && lens.format === 'openai') {
     const r = repairHistory(messages as readonly OpenAIChatMessage[]);
     if (r.actions.length > 0) {
       input = r.messages as unknown as M[];
       repaired = r.actions;
+      grouping = buildGroups(input, lens);
     }
   }
   const counter = counterFor(options);
-  const grouping = buildGroups(input, lens);
   let summaryNote: string | undefined;
   let resolvedSummary: ResolvedSummary | undefined;
   if (options.summary) {

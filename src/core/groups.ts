@@ -23,6 +23,11 @@ export interface Group {
 export interface Grouping {
   readonly groups: readonly Group[];
   readonly groupOf: Int32Array;
+  /**
+   * True when every call is answered inside its turn and no result stands outside one: the
+   * history has nothing for `repairHistory` to fix, so callers can skip that pass.
+   */
+  readonly regular: boolean;
 }
 
 /**
@@ -49,6 +54,7 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>): Gr
   const n = messages.length;
   const groups: Group[] = [];
   const groupOf = new Int32Array(n);
+  let regular = true;
   let i = 0;
   while (i < n) {
     const start = i;
@@ -94,9 +100,10 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>): Gr
         && !(end + 1 < n && lens.gluedToNext(messages[end], messages[end + 1]))) {
         end++;
       }
-    } else if (kind === 'user' && lens.hasUserText(opener)) {
-      userText = true;
+    } else if (lens.results(opener).length > 0) {
+      regular = false; // a result that answers no call of the turn before it
     }
+    if (!complete) regular = false;
     const g: Group = {
       index: groups.length,
       start,
@@ -110,5 +117,5 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>): Gr
     groupOf.fill(g.index, start, end);
     i = end;
   }
-  return { groups, groupOf };
+  return { groups, groupOf, regular };
 }
