@@ -37,15 +37,26 @@ describe('token counting', () => {
     expect(counter.message(parts, openaiChatLens)).toBe(exact('hello there') + MESSAGE_OVERHEAD_TOKENS + 1);
   });
 
-  test('a repeated message is counted once: by identity, and by text for a re-parsed copy', () => {
+  test('a repeated history is counted once: by identity at each position, and by text for a re-parsed copy', () => {
     const counter = createTokenCounter();
-    const m: OpenAIChatMessage = { role: 'tool', tool_call_id: 'c1', content: 'result text that is long enough to be cached '.repeat(5) };
-    const first = counter.message(m, openaiChatLens);
-    expect(counter.message(m, openaiChatLens)).toBe(first);
-    expect(counter.stats().identityHits).toBe(1);
-    const copy = JSON.parse(JSON.stringify(m)) as OpenAIChatMessage;
-    expect(counter.message(copy, openaiChatLens)).toBe(first);
-    expect(counter.stats()).toMatchObject({ encoded: 1, cachedHits: 1 });
+    const history: OpenAIChatMessage[] = [
+      { role: 'user', content: 'result text that is long enough to be cached '.repeat(5) },
+      { role: 'assistant', content: 'short answer' },
+    ];
+    const first = counter.messages(history, openaiChatLens);
+    const encoded = counter.stats().encoded;
+    // The caller appends to its array and sends it again: known objects are not even looked up.
+    history.push({ role: 'user', content: 'and one more question' });
+    const second = counter.messages(history, openaiChatLens);
+    expect([...second.slice(0, 2)]).toEqual([...first]);
+    expect(counter.stats().identityHits).toBe(2);
+    // A re-parsed copy shares no object, but every text is served from the cache.
+    const copy = JSON.parse(JSON.stringify(history)) as OpenAIChatMessage[];
+    const before = counter.stats().encoded;
+    expect([...counter.messages(copy, openaiChatLens)]).toEqual([...second]);
+    expect(counter.stats().encoded).toBe(before);
+    expect(before).toBeGreaterThan(encoded);
+    expect(counter.message(history[0], openaiChatLens)).toBe(first[0]);
   });
 
   test('a pluggable text counter replaces tiktoken', () => {

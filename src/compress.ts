@@ -159,7 +159,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     resolvedSummary = r.resolved;
     summaryNote = r.note;
   }
-  const plan = planView(input, lens, grouping, (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
+  const plan = planView(input, lens, grouping, counter.messages(input, lens), (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
   const d = plan.decisions;
   const droppedCounts = { summarized: 0, budget: 0 };
   for (const r of d.dropped) droppedCounts[r.reason] += r.end - r.start;

@@ -100,12 +100,14 @@ function ranges(keep: Uint8Array, reason: Uint8Array, from: number, to: number):
  * `maxContextTokens`, collapses bulky old tool results and drops the oldest groups whole. The
  * group holding the last user text and everything after it, the head and system messages are
  * never dropped, and no group is ever split, so the view is valid whenever the input is. Linear in
- * the number of messages; `count` is called once per kept message (callers cache it).
+ * the number of messages. `counts` holds each message's tokens; `count` prices the messages the
+ * plan makes itself (the summary, collapsed results).
  */
 export function planView<M>(
   messages: readonly M[],
   lens: MessageLens<M>,
   grouping: Grouping,
+  counts: ArrayLike<number>,
   count: (message: M) => number,
   options: PlanOptions,
   summary?: ResolvedSummary,
@@ -116,7 +118,7 @@ export function planView<M>(
   const tokens = new Float64Array(n);
   let before = options.requestOverheadTokens;
   for (let i = 0; i < n; i++) {
-    tokens[i] = count(messages[i]);
+    tokens[i] = counts[i];
     before += tokens[i];
   }
   const hEnd = headEnd(grouping, options.keepFirst);

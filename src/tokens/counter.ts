@@ -1,4 +1,5 @@
 import type { MessageLens } from '../formats/lens.js';
+import { sameJson } from '../core/same-json.js';
 import { encodingForModel, sharedEncoder } from './encoders.js';
 
 /** Counts the tokens of a text. Any tokenizer can stand in for tiktoken here. */
@@ -58,17 +59,30 @@ export interface TokenCounter {
   readonly text: TextCounter;
   /** Tokens one message costs: content, tool-call names and arguments, results, overhead. */
   message<M>(message: M, lens: MessageLens<M>): number;
+  /**
+   * Tokens of every message of a history, in order. A history that continues one seen recently
+   * (the same messages at the same positions: the same objects, as when a caller appends to its
+   * array, or equal content, as in a re-parsed request body) costs one comparison per known
+   * message; other messages go through the text cache.
+   */
+  messages<M>(messages: readonly M[], lens: MessageLens<M>): Float64Array;
   /** Tokens added once per request. */
   readonly requestOverhead: number;
-  /** Counts made and served from cache, for benchmarks and reports. */
+  /**
+   * Counts made: texts encoded, texts served from the text cache, and messages served by
+   * position from a recent history (`identityHits`).
+   */
   stats(): { encoded: number; cachedHits: number; identityHits: number };
 }
 
+/** Histories remembered for the identity fast path (a server interleaves several chats). */
+const RECENT_HISTORIES = 16;
+
 /**
- * Creates a token counter. Counts are cached twice: by message object identity (a repeated
- * request over the same objects costs one lookup per message) and by text content (a re-parsed
- * request body re-encodes nothing it has seen). The cache holds only counts and texts already
- * in memory, bounded by `cacheMaxChars`.
+ * Creates a token counter. Counts are cached twice: by text content (a text seen before is never
+ * encoded again) and, for whole histories, by position in a recent history (a request that
+ * repeats the previous one's messages pays one comparison each, not a hash of every text). The
+ * text cache is bounded by `cacheMaxChars`; the last 16 histories are kept alive for comparison.
  */
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
   const minChars = options.cacheMinChars ?? 0;
@@ -83,7 +97,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
   }
   const byText = new Map<string, number>();
   let heldChars = 0;
-  const byObject = new WeakMap<object, number>();
+  const recent: { messages: readonly unknown[]; counts: Float64Array }[] = [];
   let encoded = 0;
   let cachedHits = 0;
   let identityHits = 0;
@@ -106,22 +120,45 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     return n;
   };
 
+  function message<M>(m: M, lens: MessageLens<M>): number {
+    const t = lens.transcript(m);
+    let n = MESSAGE_OVERHEAD_TOKENS + 1 + text(t.text);
+    for (const c of t.calls) n += CALL_OVERHEAD_TOKENS + text(c.name) + text(c.arguments);
+    for (const r of t.results) n += text(r.content) + (r.name ? 1 : 0);
+    return n;
+  }
+
   return {
     text,
     requestOverhead: REQUEST_OVERHEAD_TOKENS,
-    message<M>(m: M, lens: MessageLens<M>): number {
-      const key = m as unknown as object;
-      const known = typeof key === 'object' && key !== null ? byObject.get(key) : undefined;
-      if (known !== undefined) {
-        identityHits++;
-        return known;
+    message,
+    messages<M>(messages: readonly M[], lens: MessageLens<M>): Float64Array {
+      const n = messages.length;
+      const counts = new Float64Array(n);
+      // The remembered history this one continues: same first message (object, or equal content
+      // for a re-parsed request body), the longest such.
+      let known: { messages: readonly unknown[]; counts: Float64Array } | undefined;
+      if (n > 0) {
+        for (let r = recent.length - 1; r >= 0; r--) {
+          const candidate = recent[r];
+          if (known && candidate.messages.length <= known.messages.length) continue;
+          if (sameJson(candidate.messages[0], messages[0])) known = candidate;
+        }
       }
-      const t = lens.transcript(m);
-      let n = MESSAGE_OVERHEAD_TOKENS + 1 + text(t.text);
-      for (const c of t.calls) n += CALL_OVERHEAD_TOKENS + text(c.name) + text(c.arguments);
-      for (const r of t.results) n += text(r.content) + (r.name ? 1 : 0);
-      if (typeof key === 'object' && key !== null) byObject.set(key, n);
-      return n;
+      const limit = known ? Math.min(n, known.messages.length) : 0;
+      let i = 0;
+      // Positions holding the same message (the same object, or equal content: comparing two
+      // strings is far cheaper than hashing one for the text cache) reuse its count.
+      for (; i < limit && sameJson(known!.messages[i], messages[i]); i++) counts[i] = known!.counts[i];
+      identityHits += i;
+      for (; i < n; i++) counts[i] = message(messages[i], lens);
+      if (n > 0) {
+        if (known && known.messages.length <= n) recent.splice(recent.indexOf(known), 1);
+        // A snapshot: callers append to their arrays in place, and the counts are for this content.
+        recent.push({ messages: messages.slice(), counts });
+        if (recent.length > RECENT_HISTORIES) recent.shift();
+      }
+      return counts;
     },
     stats: () => ({ encoded, cachedHits, identityHits }),
   };
