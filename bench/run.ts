@@ -17,7 +17,9 @@ import { renderChart } from './chart.js';
 import { countingThroughput, type CountingFigure } from './counting.js';
 import { machineInfo, packageVersion } from './machine.js';
 import { canMeasureMemory, MemoryProbe } from './memory.js';
+import { checkGoals, formatGoals } from './goals.js';
 import { planningTime, type PlanningFigure } from './planning.js';
+import { summaryLoopDelay } from './summary-loop.js';
 import { runCold, runReplay, type RunSettings } from './runner.js';
 import { formatTable, summarize } from './summary.js';
 import { SYSTEMS } from './systems.js';
@@ -41,6 +43,8 @@ interface Config {
   readonly planningSizes: readonly number[];
   readonly planningTimeMs: number;
   readonly countingSize: number;
+  /** History size for the background-summary event-loop figure. */
+  readonly summarySize: number;
 }
 
 const FULL: Config = {
@@ -56,6 +60,7 @@ const FULL: Config = {
   planningSizes: [1000, 10_000, 100_000],
   planningTimeMs: 1000,
   countingSize: 2000,
+  summarySize: 100_000,
 };
 
 const QUICK: Config = {
@@ -66,6 +71,7 @@ const QUICK: Config = {
   planningSizes: [1000, 5000],
   planningTimeMs: 300,
   countingSize: 2000,
+  summarySize: 10_000,
 };
 
 const log = (s = '') => process.stdout.write(`${s}\n`);
@@ -149,6 +155,10 @@ async function main(): Promise<void> {
   const counting: CountingFigure = countingThroughput(generateConversation({ messages: config.countingSize, seed: 1000 + config.countingSize }));
   log(`  ${counting.texts} texts, ${counting.megabytes.toFixed(2)} MB UTF-8: createTokenCounter ${counting.ctxfoldMBps.toFixed(2)} MB/s, raw encode_ordinary ${counting.rawMBps.toFixed(2)} MB/s, ratio ${counting.ratio.toFixed(2)} (counter encoded ${counting.counterStats.encoded} texts, ${counting.counterStats.cachedHits} repeats served from its cache)`);
 
+  log(`\n== event-loop delay while a background summary of ${config.summarySize} messages runs (createCompressor, extractive summarizer)`);
+  const summaryLoop = await summaryLoopDelay(config.summarySize);
+  log(`  request ${summaryLoop.requestMs.toFixed(0)} ms (loop p99 ${summaryLoop.requestLoopDelayP99Ms.toFixed(1)} ms); job ${summaryLoop.jobMs.toFixed(0)} ms, ${summaryLoop.summarizerCalls} summarizer calls, ${summaryLoop.coveredMessages} messages covered; loop p99 ${summaryLoop.loopDelayP99Ms.toFixed(1)} ms, max ${summaryLoop.loopDelayMaxMs.toFixed(1)} ms`);
+
   const rows = summarize(records);
   log('\n== results (time per request; ratios are ctxfold time / other system time on the same requests)');
   log(formatTable(rows));
@@ -163,6 +173,10 @@ async function main(): Promise<void> {
   const largest = [...records].filter((r) => r.mode === 'cold' && r.system === 'ctxfold' && r.loopDelayP99Ms !== undefined).sort((a, b) => b.messages - a.messages)[0];
   const eventLoop = largest ? { workload: largest.workload, messages: largest.messages, callMs: largest.ms, p99Ms: largest.loopDelayP99Ms, maxMs: largest.loopDelayMaxMs } : undefined;
   if (eventLoop) log(`\n== event-loop delay during ctxfold's cold call on ${eventLoop.messages} messages: p99 ${eventLoop.p99Ms!.toFixed(0)} ms, max ${eventLoop.maxMs!.toFixed(0)} ms (call took ${eventLoop.callMs?.toFixed(0)} ms)`);
+
+  const goals = checkGoals(rows, planning, counting, summaryLoop);
+  log('\n== goals (from this run)');
+  log(formatGoals(goals));
 
   const generatedReplays = records.filter((r) => r.mode === 'replay' && r.workload.startsWith('gen-') && r.ms !== undefined);
   const date = new Date().toISOString();
@@ -182,6 +196,8 @@ async function main(): Promise<void> {
     planning: { figures: planning, perMessageRatioLargestTo1k: linearRatio },
     counting,
     eventLoop,
+    backgroundSummary: summaryLoop,
+    goals,
     replaySeries: generatedReplays.map((r) => ({ workload: r.workload, system: r.system, messages: r.messages, ms: r.ms })),
   };
   const dir = join(root, 'bench', 'results');

@@ -8,7 +8,7 @@ import { createTokenCounter, openaiChatLens, type OpenAIChatMessage, type TokenC
 import { prefixBudgets } from './budget.js';
 import { timedCall, type CallHooks, type RequestRecord } from './call.js';
 import { canMeasureMemory, type MemoryProbe } from './memory.js';
-import type { BenchSystem } from './systems.js';
+import { settleCompressors, type BenchSystem } from './systems.js';
 import type { Workload } from './workloads.js';
 
 /** Settings shared by every workload run. */
@@ -87,6 +87,7 @@ export async function runCold(w: Workload, s: RunSettings): Promise<{ records: R
     const budget = prefixBudgets(history, reference)(history.length);
     const body = bodyOf(history);
     for (const system of rotated(s.systems, h)) {
+      if (system.replayOnly) continue;
       const counter = createTokenCounter();
       const record: RequestRecord = { workload: w.name, mode: 'cold', system: system.name, point: `${h}:${history.length}`, messages: history.length, budget };
       const hooks = generated ? (system.name === 'ctxfold' ? loopHooks(s.probe) : s.probe && canMeasureMemory ? memoryHooks(s.probe) : undefined) : undefined;
@@ -134,7 +135,7 @@ export async function runReplay(w: Workload, s: RunSettings, skip: ReadonlySet<s
       const line: string[] = [];
       for (const system of rotated(s.systems, done)) {
         if (disabled.has(system.name)) continue;
-        if (!peers && system.name !== 'ctxfold' && !system.floor) continue;
+        if (!peers && !system.name.startsWith('ctxfold') && !system.floor) continue;
         const record: RequestRecord = { workload: w.name, mode: 'replay', system: system.name, point: `${h}:${end}`, messages: end, budget };
         await timedCall(system, { record, body, counter, reference, deadlineSeconds: s.deadlineSeconds });
         records.push(record);
@@ -151,5 +152,6 @@ export async function runReplay(w: Workload, s: RunSettings, skip: ReadonlySet<s
       }
     }
   }
+  await settleCompressors(counter);
   return records;
 }

@@ -6,7 +6,7 @@
  */
 import { trimMessages } from '@langchain/core/messages';
 import { pruneMessages, type ModelMessage } from 'ai';
-import { compressContext, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { compressContext, createCompressor, MemoryStore, type Compressor, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
 import { fromModelMessages, toModelMessages } from './ai-sdk-convert.js';
 import { fromLangChain, toLangChain } from './langchain-convert.js';
 import { DeadlineExceeded, PEER_REQUEST_OVERHEAD, peerMessageTokens } from './peer-counter.js';
@@ -29,6 +29,8 @@ export interface BenchSystem<I = unknown, O = unknown> {
   readonly settings: string;
   /** True for the JSON.parse floor: it takes the body, not parsed messages, and has no view. */
   readonly floor?: boolean;
+  /** True for a stateful system measured in the replay only (a cold call has no history before it). */
+  readonly replayOnly?: boolean;
   prepare(body: string, parsed: OpenAIChatMessage[]): I;
   run(input: I, ctx: RunContext): O | Promise<O>;
   view(output: O): OpenAIChatMessage[] | undefined;
@@ -51,9 +53,33 @@ const ctxfold: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
   view: (out) => out,
 };
 
-// PLACEHOLDER (replay system to add): ctxfold `createCompressor({ maxContextTokens, counter, store:
-// new MemoryStore(), ... }).wrap(handler)`, one compressor per workload, the handler returning the
-// view; summaries run in the background between requests. Add it to SYSTEMS below, after ctxfold.
+/** One compressor per replay (keyed by the replay's counter), as one server process would have. */
+const compressors = new WeakMap<object, Compressor>();
+
+const ctxfoldWrap: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
+  name: 'ctxfold wrap',
+  settings: "createCompressor({ maxContextTokens: 32000, compressionThresholdTokens: 24000, store: new MemoryStore(), counter }).wrap(handler), one compressor per replayed workload (handler returns the view); extractive summaries run in the background between requests; replay only, and its budget is the workload's cap (32k), not each request's",
+  replayOnly: true,
+  prepare: (_body, parsed) => parsed,
+  run: async (messages, ctx) => {
+    let compressor = compressors.get(ctx.counter);
+    if (!compressor) {
+      compressor = createCompressor({ maxContextTokens: WRAP_BUDGET, compressionThresholdTokens: 24_000, store: new MemoryStore(), counter: ctx.counter, jobTimeoutMs: 600_000 });
+      compressors.set(ctx.counter, compressor);
+    }
+    return compressor.wrap(async (request: { messages: OpenAIChatMessage[]; chatId: string }) => request.messages)({ messages, chatId: 'replay' });
+  },
+  view: (out) => out,
+};
+
+/** Waits for the background summaries of every replay compressor still alive (between workloads). */
+export async function settleCompressors(counter: object): Promise<void> {
+  const c = compressors.get(counter);
+  if (c) await c.close();
+  compressors.delete(counter);
+}
+
+const WRAP_BUDGET = 32_000;
 
 /** LangChain token counter: sums per message, memoized per message object within one call (no cache across requests). */
 function langchainCounter(ctx: RunContext) {
@@ -152,8 +178,7 @@ const jsonParse: BenchSystem<string, RequestBody> = {
 
 /** The compared systems, ctxfold first; ratios are ctxfold / each other system. */
 export const SYSTEMS: readonly BenchSystem[] = [
-  // PLACEHOLDER: erase(ctxfoldWrap) goes right after ctxfold (see above).
-  erase(ctxfold), erase(langchain), erase(aiSdk), erase(slice), erase(jsonParse),
+  erase(ctxfold), erase(ctxfoldWrap), erase(langchain), erase(aiSdk), erase(slice), erase(jsonParse),
 ];
 
 /** Forgets a system's input and output types: the harness only passes them from one method to the next. */

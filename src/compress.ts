@@ -133,6 +133,8 @@ export interface ContextAnalysis<M> extends CompressResult<M> {
   readonly input: readonly M[];
   readonly lens: MessageLens<M>;
   readonly counter: TokenCounter;
+  /** Tokens of each message of `input`. */
+  readonly counts: Float64Array;
 }
 
 /** Plans a view like `compressContext` and also returns the input, lens and counter it used. */
@@ -159,7 +161,8 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     resolvedSummary = r.resolved;
     summaryNote = r.note;
   }
-  const plan = planView(input, lens, grouping, counter.messages(input, lens), (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
+  const counts = counter.messages(input, lens);
+  const plan = planView(input, lens, grouping, counts, (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
   const d = plan.decisions;
   const droppedCounts = { summarized: 0, budget: 0 };
   for (const r of d.dropped) droppedCounts[r.reason] += r.end - r.start;
@@ -182,6 +185,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     input,
     lens,
     counter,
+    counts,
     messages: plan.messages,
     report: {
       format: lens.format,

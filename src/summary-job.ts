@@ -1,12 +1,15 @@
 import { analyzeContext, type CompressOptions } from './compress.js';
 import { selectLens } from './formats/detect.js';
-import type { MessageLens } from './formats/lens.js';
-import { cachedFingerprint, idsOf } from './identity.js';
+import type { MessageLens, TranscriptEntry } from './formats/lens.js';
+import { cachedFingerprint, idAt } from './identity.js';
 import { inSlices, warmCounts } from './tokens/warm.js';
 import type { ChatState, StateStore } from './store/state.js';
 import { hashCoveredIds } from './store/hash.js';
 import { summarizeRolling } from './summarize/rolling.js';
 import type { Summarizer } from './summarize/summarizer.js';
+
+/** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
+const RENDER_OVERHEAD_TOKENS = 16;
 
 /** Emitted when a job starts folding messages into a chat's summary. */
 export interface SummaryStartEvent {
@@ -71,27 +74,34 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     ...ctx.planning,
     summary: state ? { text: state.summary, coveredIds: state.coveredIds } : null,
   });
-  const { report, input, lens, counter } = analysis;
+  const { report, input, lens, counter, counts } = analysis;
   const range = report.summarize;
   if (!range || range.end <= range.start) return;
+  const { start, end } = range;
   const applied = report.summary.applied;
   const recomputed = state !== undefined && !applied;
   const baseVersion = state?.version ?? 0;
-  ctx.onStart?.({ chatId, from: range.start, to: range.end, baseVersion, recomputed });
+  ctx.onStart?.({ chatId, from: start, to: end, baseVersion, recomputed });
 
-  const entries = input.slice(range.start, range.end).map((m) => lens.transcript(m));
+  const entries: TranscriptEntry[] = new Array(end - start);
+  await inSlices(end - start, (k) => { entries[k] = lens.transcript(input[start + k]); });
   const { summary, calls } = await summarizeRolling(ctx.summarizer, {
     previousSummary: applied ? state?.summary : undefined,
     messages: entries,
     signal,
     countTokens: counter.text,
+    // The billed count bounds the rendering the summarizer sees, plus its labels and ids:
+    // a long history is not encoded a second time.
+    entryTokens: (entry, k) => counts[start + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
   });
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   if (summary.trim() === '') throw new Error(`summarizer ${ctx.summarizer.name} returned an empty summary`);
 
-  const coveredIds = idsOf(input, lens, report.headEnd, range.end);
+  const head = report.headEnd;
+  const coveredIds: string[] = new Array(end - head);
+  await inSlices(end - head, (k) => { coveredIds[k] = idAt(input, lens, head + k); });
   let tokensBefore = 0;
-  for (let i = report.headEnd; i < range.end; i++) tokensBefore += counter.message(input[i], lens);
+  for (let i = head; i < end; i++) tokensBefore += counts[i];
   const now = (ctx.now ?? (() => new Date().toISOString()))();
   const next: ChatState = {
     chatId,
@@ -112,6 +122,6 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     return;
   }
   ctx.onDone?.({
-    chatId, version: next.version, coveredIds, newlyCovered: range.ids, tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
+    chatId, version: next.version, coveredIds, newlyCovered: coveredIds.slice(start - head), tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
   });
 }

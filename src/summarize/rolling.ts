@@ -13,6 +13,12 @@ export interface RollingRequest {
   readonly signal: AbortSignal;
   /** Token counter for batching. Default: the shared tiktoken counter (`o200k_base`). */
   readonly countTokens?: TextCounter;
+  /**
+   * Tokens of `messages[index]` as the summarizer will see it, when the caller already knows a
+   * safe upper bound (e.g. the message's own billed count plus a few tokens of rendering): saves
+   * re-encoding a long history. Default: `entryTokens` of the entry.
+   */
+  readonly entryTokens?: (entry: TranscriptEntry, index: number) => number;
 }
 
 /** The folded summary and how many summarizer calls it took. */
@@ -122,8 +128,10 @@ export async function summarizeRolling(summarizer: Summarizer, request: RollingR
 
   let batch: TranscriptEntry[] = [];
   let batchTokens = 0;
-  for (const entry of messages) {
-    let tokens = entryTokens(entry, countTokens);
+  const tokensOf = request.entryTokens ?? ((entry: TranscriptEntry) => entryTokens(entry, countTokens));
+  for (let index = 0; index < messages.length; index++) {
+    const entry = messages[index];
+    let tokens = tokensOf(entry, index);
     if (batch.length > 0 && carriedTokens + batchTokens + tokens > budget) {
       await fold(batch);
       batch = [];

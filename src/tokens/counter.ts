@@ -1,6 +1,7 @@
 import type { MessageLens } from '../formats/lens.js';
 import { sameJson } from '../core/same-json.js';
 import { encodingForModel, sharedEncoder } from './encoders.js';
+import { inSlices } from './slices.js';
 
 /** Counts the tokens of a text. Any tokenizer can stand in for tiktoken here. */
 export type TextCounter = (text: string) => number;
@@ -66,6 +67,12 @@ export interface TokenCounter {
    * message; other messages go through the text cache.
    */
   messages<M>(messages: readonly M[], lens: MessageLens<M>): Float64Array;
+  /**
+   * `messages()` for a long cold history: counts in slices of `sliceMs` (default 4 ms), giving the
+   * event loop a turn between them, and remembers the history so a following `messages()` over
+   * it costs one comparison per message.
+   */
+  messagesInSlices<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs?: number): Promise<Float64Array>;
   /** Tokens added once per request. */
   readonly requestOverhead: number;
   /**
@@ -133,6 +140,17 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     requestOverhead: REQUEST_OVERHEAD_TOKENS,
     message,
     messages<M>(messages: readonly M[], lens: MessageLens<M>): Float64Array {
+      const counts = countHistory(messages, lens, undefined);
+      return counts as Float64Array;
+    },
+    async messagesInSlices<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs = 4): Promise<Float64Array> {
+      return countHistory(messages, lens, sliceMs);
+    },
+    stats: () => ({ encoded, cachedHits, identityHits }),
+  };
+
+  /** `messages()`, giving the event loop a turn every `sliceMs` when set (then it returns a promise). */
+  function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs: number | undefined): Float64Array | Promise<Float64Array> {
       const n = messages.length;
       const counts = new Float64Array(n);
       // The remembered history this one continues: same first message (object, or equal content
@@ -151,15 +169,19 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
       // strings is far cheaper than hashing one for the text cache) reuse its count.
       for (; i < limit && sameJson(known!.messages[i], messages[i]); i++) counts[i] = known!.counts[i];
       identityHits += i;
-      for (; i < n; i++) counts[i] = message(messages[i], lens);
-      if (n > 0) {
-        if (known && known.messages.length <= n) recent.splice(recent.indexOf(known), 1);
+      const remember = () => {
+        if (n === 0) return counts;
+        const at = known ? recent.indexOf(known) : -1;
+        if (at >= 0 && known!.messages.length <= n) recent.splice(at, 1);
         // A snapshot: callers append to their arrays in place, and the counts are for this content.
         recent.push({ messages: messages.slice(), counts });
         if (recent.length > RECENT_HISTORIES) recent.shift();
+        return counts;
+      };
+      if (sliceMs === undefined) {
+        for (; i < n; i++) counts[i] = message(messages[i], lens);
+        return remember();
       }
-      return counts;
-    },
-    stats: () => ({ encoded, cachedHits, identityHits }),
-  };
+      return inSlices(n - i, (k) => { counts[i + k] = message(messages[i + k], lens); }, sliceMs).then(remember);
+  }
 }
