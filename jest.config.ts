@@ -8,6 +8,7 @@ const config: Config = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.tsx?$': ['ts-jest', { useESM: true }] },
   testTimeout: 60_000,
+  reporters: ['default', '<rootDir>/__tests__/helpers/plain-summary-reporter.mjs'],
 };
 
 export default config;

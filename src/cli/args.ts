@@ -93,7 +93,7 @@ export const FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'threshold', value: { name: 'N' }, commands: ['compress'], fallback: 'none',
-    summary: 'at or above N tokens, report the messages to summarize next in ctxfold.summarize',
+    summary: 'when the history (with any summary, before trimming) is at or above N tokens, report the messages to summarize next in ctxfold.summarize',
     apply: (o, raw) => { o.threshold = integer('threshold', raw, 1); },
   },
   {

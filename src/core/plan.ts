@@ -107,7 +107,7 @@ export function planView<M>(
   messages: readonly M[],
   lens: MessageLens<M>,
   grouping: Grouping,
-  counts: ArrayLike<number>,
+  counts: ArrayLike<number>,  // read only
   count: (message: M) => number,
   options: PlanOptions,
   summary?: ResolvedSummary,
@@ -115,12 +115,9 @@ export function planView<M>(
   const n = messages.length;
   const { groups } = grouping;
   const notes: string[] = [];
-  const tokens = new Float64Array(n);
+  const tokens = counts;
   let before = options.requestOverheadTokens;
-  for (let i = 0; i < n; i++) {
-    tokens[i] = counts[i];
-    before += tokens[i];
-  }
+  for (let i = 0; i < n; i++) before += tokens[i];
   const hEnd = headEnd(grouping, options.keepFirst);
   const protectedStart = Math.max(hEnd, lastUserGroupStart(grouping));
   const tStart = tailStart(grouping, options.keepLast, hEnd);

@@ -64,7 +64,8 @@ export interface TokenCounter {
    * Tokens of every message of a history, in order. A history that continues one seen recently
    * (the same messages at the same positions: the same objects, as when a caller appends to its
    * array, or equal content, as in a re-parsed request body) costs one comparison per known
-   * message; other messages go through the text cache.
+   * message; other messages go through the text cache. The array returned may be the one the
+   * counter remembers for that history: read it, never write to it.
    */
   messages<M>(messages: readonly M[], lens: MessageLens<M>): Float64Array;
   /**
@@ -151,37 +152,41 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
 
   /** `messages()`, giving the event loop a turn every `sliceMs` when set (then it returns a promise). */
   function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs: number | undefined): Float64Array | Promise<Float64Array> {
-      const n = messages.length;
-      const counts = new Float64Array(n);
-      // The remembered history this one continues: same first message (object, or equal content
-      // for a re-parsed request body), the longest such.
-      let known: { messages: readonly unknown[]; counts: Float64Array } | undefined;
-      if (n > 0) {
-        for (let r = recent.length - 1; r >= 0; r--) {
-          const candidate = recent[r];
-          if (known && candidate.messages.length <= known.messages.length) continue;
-          if (sameJson(candidate.messages[0], messages[0])) known = candidate;
-        }
+    const n = messages.length;
+    // The remembered history this one continues: same first message (object, or equal content
+    // for a re-parsed request body), the longest such.
+    let known: { messages: readonly unknown[]; counts: Float64Array } | undefined;
+    if (n > 0) {
+      for (let r = recent.length - 1; r >= 0; r--) {
+        const candidate = recent[r];
+        if (known && candidate.messages.length <= known.messages.length) continue;
+        if (sameJson(candidate.messages[0], messages[0])) known = candidate;
       }
-      const limit = known ? Math.min(n, known.messages.length) : 0;
-      let i = 0;
-      // Positions holding the same message (the same object, or equal content: comparing two
-      // strings is far cheaper than hashing one for the text cache) reuse its count.
-      for (; i < limit && sameJson(known!.messages[i], messages[i]); i++) counts[i] = known!.counts[i];
-      identityHits += i;
-      const remember = () => {
-        if (n === 0) return counts;
-        const at = known ? recent.indexOf(known) : -1;
-        if (at >= 0 && known!.messages.length <= n) recent.splice(at, 1);
-        // A snapshot: callers append to their arrays in place, and the counts are for this content.
-        recent.push({ messages: messages.slice(), counts });
-        if (recent.length > RECENT_HISTORIES) recent.shift();
-        return counts;
-      };
-      if (sliceMs === undefined) {
-        for (; i < n; i++) counts[i] = message(messages[i], lens);
-        return remember();
-      }
-      return inSlices(n - i, (k) => { counts[i + k] = message(messages[i + k], lens); }, sliceMs).then(remember);
+    }
+    const limit = known ? Math.min(n, known.messages.length) : 0;
+    let i = 0;
+    // Positions holding the same message (the same object, or equal content: comparing two
+    // strings is far cheaper than hashing one for the text cache) reuse its count.
+    while (i < limit && sameJson(known!.messages[i], messages[i])) i++;
+    identityHits += i;
+    // The very history seen before: its counts serve as they are, nothing is allocated.
+    if (known && i === n && known.messages.length === n) return sliceMs === undefined ? known.counts : Promise.resolve(known.counts);
+    const counts = new Float64Array(n);
+    if (i > 0) counts.set(known!.counts.subarray(0, i));
+    const remember = () => {
+      const at = known ? recent.indexOf(known) : -1;
+      if (at >= 0 && known!.messages.length <= n) recent.splice(at, 1);
+      // A snapshot: callers append to their arrays in place, and the counts are for this content.
+      recent.push({ messages: messages.slice(), counts });
+      if (recent.length > RECENT_HISTORIES) recent.shift();
+      return counts;
+    };
+    if (n === 0) return sliceMs === undefined ? counts : Promise.resolve(counts);
+    if (sliceMs === undefined) {
+      for (; i < n; i++) counts[i] = message(messages[i], lens);
+      return remember();
+    }
+    const from = i;
+    return inSlices(n - from, (k) => { counts[from + k] = message(messages[from + k], lens); }, sliceMs).then(remember);
   }
 }
