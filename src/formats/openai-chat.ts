@@ -141,11 +141,13 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   problem(value: unknown) {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
     const m = value as Record<string, unknown>;
-    if (typeof m.role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(m.role)}` };
-    if (!ROLES.has(m.role)) return { field: '.role', rule: `unknown role ${JSON.stringify(m.role)} (expected ${[...ROLES].join(', ')})` };
+    const role = m.role;
+    if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
+    if (!ROLES.has(role)) return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected ${[...ROLES].join(', ')})` };
     const c = m.content;
-    if (c !== undefined && c !== null && typeof c !== 'string' && !Array.isArray(c)) return { field: '.content', rule: `must be a string, an array of parts or null, got ${describe(c)}` };
-    if (m.tool_calls !== undefined && m.tool_calls !== null) {
+    if (typeof c !== 'string' && c !== undefined && c !== null && !Array.isArray(c)) return { field: '.content', rule: `must be a string, an array of parts or null, got ${describe(c)}` };
+    // Only assistants carry calls; other roles are not read for them (most messages stop here).
+    if (role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null) {
       if (!Array.isArray(m.tool_calls)) return { field: '.tool_calls', rule: `must be an array, got ${describe(m.tool_calls)}` };
       for (let k = 0; k < m.tool_calls.length; k++) {
         const call = m.tool_calls[k] as { id?: unknown; function?: { name?: unknown } } | null;
