@@ -206,3 +206,21 @@ describe('Grouping.regular', () => {
     expect(irregular).toBeGreaterThan(0);
   });
 });
+
+describe('buildGroups with resume', () => {
+  test('resuming from an earlier grouping of a shared prefix equals a fresh pass', () => {
+    fc.assert(fc.property(anyHistory(), anyHistory(), fc.nat(), (history, other, pick) => {
+      // The earlier history shares the first `a` messages (same objects), then went elsewhere.
+      const a = pick % (history.length + 1);
+      const earlier = [...history.slice(0, a), ...other];
+      let shared = 0;
+      while (shared < Math.min(history.length, earlier.length) && history[shared] === earlier[shared]) shared++;
+      const old = buildGroups(earlier, openaiChatLens);
+      const resumed = buildGroups(history, openaiChatLens, { grouping: old, shared });
+      const fresh = buildGroups(history, openaiChatLens);
+      expect(resumed.groups).toEqual(fresh.groups);
+      expect([...resumed.groupOf]).toEqual([...fresh.groupOf]);
+      expect(resumed.regular).toBe(fresh.regular);
+    }), propertyParams());
+  });
+});

@@ -1,5 +1,5 @@
 import { alignCut, headEnd } from './core/boundary.js';
-import { buildGroups } from './core/groups.js';
+import { buildGroups, type Grouping } from './core/groups.js';
 import { planView, type DropReason, type ResolvedSummary } from './core/plan.js';
 import { repairHistory, type RepairAction } from './core/repair.js';
 import { CtxfoldInputError } from './errors.js';
@@ -140,10 +140,16 @@ export interface ContextAnalysis<M> extends CompressResult<M> {
 /** Plans a view like `compressContext` and also returns the input, lens and counter it used. */
 export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], options: CompressOptions = {}): ContextAnalysis<M> {
   const resolved = resolvePlanningOptions(options);
-  const lens = selectLens(messages, options.format ?? 'auto') as MessageLens<M>;
+  const counter = counterFor(options);
+  // A history that continues one planned before (a chat server's next request) reuses what was
+  // found for the shared prefix: its counts, its groups, and the check of its messages' shape.
+  const recall = counter.recall(messages);
+  const format = options.format ?? 'auto';
+  const known = recall.shared > 0 && recall.history?.format !== undefined && (format === 'auto' || format === recall.history.format) ? recall.history : undefined;
+  const lens = (known ? selectLens(messages, known.format as FormatName, 'messages', recall.shared) : selectLens(messages, format)) as MessageLens<M>;
   let input = messages;
   let repaired: RepairAction[] = [];
-  let grouping = buildGroups(input, lens);
+  let grouping = buildGroups(input, lens, known?.grouping ? { grouping: known.grouping as Grouping, shared: recall.shared } : undefined);
   // Grouping already knows whether anything is broken; only then is the repair pass run.
   if (!grouping.regular && options.repair !== false && lens.format === 'openai') {
     const r = repairHistory(messages as readonly OpenAIChatMessage[]);
@@ -153,7 +159,6 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       grouping = buildGroups(input, lens);
     }
   }
-  const counter = counterFor(options);
   let summaryNote: string | undefined;
   let resolvedSummary: ResolvedSummary | undefined;
   if (options.summary) {
@@ -161,7 +166,14 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     resolvedSummary = r.resolved;
     summaryNote = r.note;
   }
-  const counts = counter.messages(input, lens);
+  const counts = counter.messages(input, lens, input === messages ? recall : undefined);
+  if (input === messages) {
+    const entry = counter.remembered(input);
+    if (entry) {
+      entry.grouping = grouping;
+      entry.format = lens.format;
+    }
+  }
   const plan = planView(input, lens, grouping, counts, (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
   const d = plan.decisions;
   const droppedCounts = { summarized: 0, budget: 0 };

@@ -17,6 +17,8 @@ export interface Group {
   readonly userText: boolean;
   /** For a turn: every call it opened is answered inside the group. */
   readonly complete: boolean;
+  /** A single message carrying results that answer no call of the turn before it. */
+  readonly stray: boolean;
 }
 
 /** Groups of a history plus, for each message index, the ordinal of the group holding it. */
@@ -43,19 +45,41 @@ function matchCall(pending: readonly CallRef[], answered: Uint8Array, result: Re
   return -1;
 }
 
+/** An earlier grouping of a history whose first `shared` messages equal this one's. */
+export interface GroupingResume {
+  readonly grouping: Grouping;
+  readonly shared: number;
+}
+
 /**
  * Partitions `messages` into atomic groups in one linear pass. A turn is a message that opens
  * calls (plus, where the format splits parallel calls over consecutive assistant messages, those
  * too), every following message that answers one of its calls, and an assistant follow-up that
  * opens no calls. Calls pair with results inside the turn only, never by id across the history,
- * since real logs reuse ids in later turns.
+ * since real logs reuse ids in later turns. With `resume`, the groups already found for a shared
+ * prefix are reused and only the rest is scanned; the result equals a fresh pass.
  */
-export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>): Grouping {
+export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, resume?: GroupingResume): Grouping {
   const n = messages.length;
   const groups: Group[] = [];
   const groupOf = new Int32Array(n);
   let regular = true;
   let i = 0;
+  if (resume) {
+    // A group is decided by its own messages and the one right after it: groups of the earlier
+    // grouping that end (with that look-ahead) inside the shared prefix are exactly what a fresh
+    // pass would find, so the pass resumes after them.
+    const old = resume.grouping.groups;
+    let k = 0;
+    while (k < old.length && old[k].end + 1 < resume.shared && old[k].end <= n) {
+      const g = old[k];
+      groups.push(g);
+      if (!g.complete || g.stray) regular = false;
+      k++;
+    }
+    i = k > 0 ? old[k - 1].end : 0;
+    groupOf.set(resume.grouping.groupOf.subarray(0, i));
+  }
   while (i < n) {
     const start = i;
     // Messages glued to their successor (reasoning items) open the group of what follows them.
@@ -100,10 +124,9 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>): Gr
         && !(end + 1 < n && lens.gluedToNext(messages[end], messages[end + 1]))) {
         end++;
       }
-    } else if (lens.results(opener).length > 0) {
-      regular = false; // a result that answers no call of the turn before it
     }
-    if (!complete) regular = false;
+    const stray = pending.length === 0 && lens.results(opener).length > 0; // answers no call of the turn before it
+    if (!complete || stray) regular = false;
     const g: Group = {
       index: groups.length,
       start,
@@ -112,6 +135,7 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>): Gr
       system: pending.length === 0 && end - start === 1 && kind === 'system',
       userText,
       complete,
+      stray,
     };
     groups.push(g);
     groupOf.fill(g.index, start, end);

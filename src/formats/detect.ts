@@ -13,8 +13,9 @@ export const SUPPORTED_FORMATS = Object.keys(LENSES) as FormatName[];
 /**
  * Returns the lens for a named format, or detects it from the messages (`auto`). Throws a
  * `CtxfoldInputError` naming the first message that fits no shipped format, and the rule it breaks.
+ * Messages before `from` are taken as already checked.
  */
-export function selectLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages'): MessageLens<any> {
+export function selectLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): MessageLens<any> {
   if (!Array.isArray(messages)) throw new CtxfoldInputError(path, `must be an array of messages, got ${messages === null ? 'null' : typeof messages}`);
   let lens: MessageLens<any> | undefined;
   if (format === 'auto') {
@@ -24,7 +25,8 @@ export function selectLens(messages: unknown, format: FormatName | 'auto' = 'aut
     lens = LENSES[format];
     if (!lens) throw new CtxfoldInputError('format', `unsupported format ${JSON.stringify(format)} (supported: ${SUPPORTED_FORMATS.join(', ')}, auto)`);
   }
-  for (let i = 0; i < messages.length; i++) {
+  // Messages before `from` were read with this lens before (a remembered history) and are not checked again.
+  for (let i = from; i < messages.length; i++) {
     const p = lens.problem(messages[i]);
     if (p) throw new CtxfoldInputError(`${path}[${i}]${p.field}`, p.rule);
   }

@@ -54,6 +54,24 @@ export interface TokenCounterOptions {
   readonly cacheMaxChars?: number;
 }
 
+/**
+ * A history the counter remembers: a snapshot of its messages and their counts, plus what a
+ * planner attached to it (its grouping, the format it was read as) for reuse by the next request.
+ */
+export interface RememberedHistory {
+  readonly messages: readonly unknown[];
+  readonly counts: Float64Array;
+  /** Attached by the planner; valid for `messages` exactly. */
+  grouping?: unknown;
+  format?: string;
+}
+
+/** A history matched against the remembered ones: the one it continues, and how many leading messages they share. */
+export interface Recall {
+  readonly history?: RememberedHistory;
+  readonly shared: number;
+}
+
 /** Counts what a provider bills for messages, remembering every count it has made. */
 export interface TokenCounter {
   /** Tokens of one text. */
@@ -67,7 +85,11 @@ export interface TokenCounter {
    * message; other messages go through the text cache. The array returned may be the one the
    * counter remembers for that history: read it, never write to it.
    */
-  messages<M>(messages: readonly M[], lens: MessageLens<M>): Float64Array;
+  messages<M>(messages: readonly M[], lens: MessageLens<M>, recall?: Recall): Float64Array;
+  /** The remembered history `messages` continues (same messages at the same leading positions). */
+  recall(messages: readonly unknown[]): Recall;
+  /** The remembered entry for exactly `messages` (after `messages()` counted them), to attach planner data. */
+  remembered(messages: readonly unknown[]): RememberedHistory | undefined;
   /**
    * `messages()` for a long cold history: counts in slices of `sliceMs` (default 4 ms), giving the
    * event loop a turn between them, and remembers the history so a following `messages()` over
@@ -105,7 +127,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
   }
   const byText = new Map<string, number>();
   let heldChars = 0;
-  const recent: { messages: readonly unknown[]; counts: Float64Array }[] = [];
+  const recent: RememberedHistory[] = [];
   let encoded = 0;
   let cachedHits = 0;
   let identityHits = 0;
@@ -140,22 +162,26 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     text,
     requestOverhead: REQUEST_OVERHEAD_TOKENS,
     message,
-    messages<M>(messages: readonly M[], lens: MessageLens<M>): Float64Array {
-      const counts = countHistory(messages, lens, undefined);
-      return counts as Float64Array;
+    messages<M>(messages: readonly M[], lens: MessageLens<M>, known?: Recall): Float64Array {
+      return countHistory(messages, lens, undefined, known) as Float64Array;
     },
     async messagesInSlices<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs = 4): Promise<Float64Array> {
-      return countHistory(messages, lens, sliceMs);
+      return countHistory(messages, lens, sliceMs, undefined);
+    },
+    recall,
+    remembered(messages) {
+      const last = recent[recent.length - 1];
+      return last && last.messages.length === messages.length && (messages.length === 0 || last.messages[0] === messages[0] || sameJson(last.messages[0], messages[0])) ? last : undefined;
     },
     stats: () => ({ encoded, cachedHits, identityHits }),
   };
 
   /** `messages()`, giving the event loop a turn every `sliceMs` when set (then it returns a promise). */
-  function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs: number | undefined): Float64Array | Promise<Float64Array> {
+  function recall(messages: readonly unknown[]): Recall {
     const n = messages.length;
     // The remembered history this one continues: same first message (object, or equal content
     // for a re-parsed request body), the longest such.
-    let known: { messages: readonly unknown[]; counts: Float64Array } | undefined;
+    let known: RememberedHistory | undefined;
     if (n > 0) {
       for (let r = recent.length - 1; r >= 0; r--) {
         const candidate = recent[r];
@@ -164,13 +190,26 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
       }
     }
     const limit = known ? Math.min(n, known.messages.length) : 0;
-    let i = 0;
+    let shared = 0;
     // Positions holding the same message (the same object, or equal content: comparing two
-    // strings is far cheaper than hashing one for the text cache) reuse its count.
-    while (i < limit && sameJson(known!.messages[i], messages[i])) i++;
+    // strings is far cheaper than hashing one for the text cache).
+    while (shared < limit && sameJson(known!.messages[shared], messages[shared])) shared++;
+    return { history: known, shared };
+  }
+
+  function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs: number | undefined, given: Recall | undefined): Float64Array | Promise<Float64Array> {
+    const n = messages.length;
+    const { history: known, shared } = given ?? recall(messages);
+    let i = shared;
     identityHits += i;
     // The very history seen before: its counts serve as they are, nothing is allocated.
-    if (known && i === n && known.messages.length === n) return sliceMs === undefined ? known.counts : Promise.resolve(known.counts);
+    if (known && i === n && known.messages.length === n) {
+      // Most recent last, so `remembered()` finds it.
+      const at = recent.indexOf(known);
+      if (at >= 0) recent.splice(at, 1);
+      recent.push(known);
+      return sliceMs === undefined ? known.counts : Promise.resolve(known.counts);
+    }
     const counts = new Float64Array(n);
     if (i > 0) counts.set(known!.counts.subarray(0, i));
     const remember = () => {
