@@ -196,3 +196,48 @@ describe('the view checks catch an unsafe view', () => {
     expect(tamper(good.messages, { overBudget: true })).toThrow(/overBudget is true while the protected part is/);
   });
 });
+
+describe('what a counter remembers between requests never changes a view', () => {
+  /** Everything a caller can observe of one result, as plain data. */
+  const observed = (r: CompressResult<OpenAIChatMessage>) => ({ messages: r.messages, report: JSON.parse(JSON.stringify(r.report)) as unknown });
+
+  test('a sequence of continuing, re-parsed, shortened and edited requests plans exactly as a fresh counter does', () => {
+    const step = fc.record({
+      cut: fc.nat(),
+      reparse: fc.boolean(),
+      edit: fc.option(fc.nat(), { nil: undefined }),
+      maxPermille: fc.integer({ min: 200, max: 1200 }),
+      keepLast: fc.integer({ min: 0, max: 8 }),
+      withSummary: fc.boolean(),
+    });
+    let applied = 0;
+    let reused = 0;
+    fc.assert(fc.property(anyHistory(), fc.array(step, { minLength: 2, maxLength: 6 }), (history, steps) => {
+      const shared = createTokenCounter();
+      let summary: { text: string; coveredIds: string[] } | undefined;
+      for (const s of steps) {
+        let request = history.slice(0, 1 + (s.cut % history.length));
+        if (s.reparse) request = JSON.parse(JSON.stringify(request)) as OpenAIChatMessage[];
+        if (s.edit !== undefined) {
+          const at = s.edit % request.length;
+          request = request.slice();
+          request[at] = { ...request[at], content: `${contentText(request[at].content)} (edited)` };
+        }
+        const tokens = compressContext(request, { counter: createTokenCounter() }).report.tokensBefore;
+        const options: CompressOptions = { maxContextTokens: Math.max(1, Math.floor((tokens * s.maxPermille) / 1000)), keepLast: s.keepLast, summary: s.withSummary ? summary : undefined };
+        const warm = compressContext(request, { ...options, counter: shared });
+        const fresh = compressContext(request, { ...options, counter: createTokenCounter() });
+        expect(observed(warm)).toEqual(observed(fresh));
+        if (warm.report.summary.applied) applied++;
+        // Cover what this request would summarize, for the next step's summary (report indexes
+        // refer to the repaired history).
+        const range = fresh.report.summarize ?? { start: fresh.report.headEnd, end: fresh.report.tailStart };
+        summary = { text: 'the summary so far', coveredIds: idsOf(repairHistory(request).messages, openaiChatLens, fresh.report.headEnd, range.end) };
+      }
+      reused += shared.stats().identityHits > 0 ? 1 : 0;
+    }), { ...propertyParams(), numRuns: Math.max(50, Math.floor(propertyParams().numRuns / 4)) });
+    // The runs exercised what they are about: remembered histories and applied summaries.
+    expect(reused).toBeGreaterThan(10);
+    expect(applied).toBeGreaterThan(10);
+  });
+});

@@ -221,6 +221,7 @@ describe('buildGroups with resume', () => {
       expect(resumed.groups).toEqual(fresh.groups);
       expect([...resumed.groupOf]).toEqual([...fresh.groupOf]);
       expect(resumed.regular).toBe(fresh.regular);
+      expect(resumed.firstIrregular).toBe(fresh.firstIrregular);
     }), propertyParams());
   });
 });

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { hashCoveredIds } from '../src/store/hash.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { crashStateFields } from './fixtures/crash-state.mjs';
+import { mulberry32 } from '../src/demo/conversation.js';
 
 // The writers run the built store in separate processes, as a deployment would.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,17 +61,6 @@ function start(script: string, args: string[]) {
   return { child, lines, ended, waitFor, stderr: () => stderr };
 }
 
-/** Deterministic random numbers (mulberry32), so a failing round can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const lastNumber = (lines: string[], word: string) =>
   lines.reduce((max, l) => (l.startsWith(`${word} `) ? Math.max(max, Number(l.slice(word.length + 1))) : max), 0);
@@ -78,7 +68,7 @@ const lastNumber = (lines: string[], word: string) =>
 describe('SqliteStore survives SIGKILL in the middle of commits', () => {
   test('after each kill the file holds a complete state the writer had committed, or the one it was writing', async () => {
     const file = join(dir, 'crash.db');
-    const random = seeded(0xc0ffee);
+    const random = mulberry32(0xc0ffee);
     const rounds = 15;
     let version = 0;
     let killedMidCommit = 0;

@@ -6,9 +6,9 @@ import { CtxfoldInputError } from './errors.js';
 import { selectLens } from './formats/detect.js';
 import type { FormatName, MessageLens } from './formats/lens.js';
 import type { OpenAIChatMessage } from './formats/openai-chat.js';
-import { idAt, idsOf } from './identity.js';
+import { idAt } from './identity.js';
 import { resolvePlanningOptions, type PlanningOptions, type SummaryInput } from './options.js';
-import { createTokenCounter, type TokenCounter } from './tokens/counter.js';
+import { createTokenCounter, type RememberedHistory, type TokenCounter } from './tokens/counter.js';
 
 /** Options of `compressContext`: planning options plus format, tokenizer and an existing summary. */
 export interface CompressOptions extends PlanningOptions {
@@ -40,6 +40,7 @@ export interface CompressReport {
   readonly compressionThresholdTokens?: number;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
+  /** Group count, tool-call turns among them, and the largest group's size (computed on first read). */
   readonly groups: { readonly count: number; readonly turns: number; readonly largest: number };
   readonly headEnd: number;
   readonly tailStart: number;
@@ -81,6 +82,18 @@ function lazyObject<T extends object, K extends string, V>(base: T, key: K, make
   return Object.defineProperty(base, key, { enumerable: true, get }) as T & Record<K, V>;
 }
 
+/**
+ * The ids known for the first `shared` messages of a history that continues `known`. The array is
+ * taken over when the counter will replace `known` by the new history (it is no longer than it),
+ * copied otherwise; positions from `shared` on are cleared, since those messages differ.
+ */
+function carriedIds(known: RememberedHistory | undefined, shared: number, n: number): string[] {
+  if (!known?.ids || shared === 0) return [];
+  const ids = known.messages.length <= n ? known.ids : known.ids.slice(0, shared);
+  if (ids.length > shared) ids.length = shared;
+  return ids;
+}
+
 let defaultCounter: TokenCounter | undefined;
 const countersByModel = new Map<string, TokenCounter>();
 
@@ -98,7 +111,7 @@ function counterFor(options: CompressOptions): TokenCounter {
  * regenerated message makes it stale), and the end is a group start.
  */
 function resolveSummary<M>(
-  messages: readonly M[], lens: MessageLens<M>, grouping: ReturnType<typeof buildGroups>, start: number, summary: SummaryInput,
+  messages: readonly M[], idOf: (i: number) => string, grouping: ReturnType<typeof buildGroups>, start: number, summary: SummaryInput,
 ): { resolved?: ResolvedSummary; note?: string } {
   if (typeof summary.text !== 'string') throw new CtxfoldInputError('options.summary.text', 'must be a string');
   if (!Array.isArray(summary.coveredIds)) throw new CtxfoldInputError('options.summary.coveredIds', 'must be an array of message ids');
@@ -106,7 +119,7 @@ function resolveSummary<M>(
   if (ids.length === 0 || summary.text.trim() === '') return { note: 'summary not applied: it is empty or covers no message' };
   if (start + ids.length > messages.length) return { note: 'summary not applied: it covers more messages than the history has after the head' };
   for (let k = 0; k < ids.length; k++) {
-    if (idAt(messages, lens, start + k) !== ids[k]) {
+    if (idOf(start + k) !== ids[k]) {
       return { note: `summary not applied: messages[${start + k}] is not the message it covers (edited, regenerated or a different head)` };
     }
   }
@@ -159,10 +172,13 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       grouping = buildGroups(input, lens);
     }
   }
+  // Ids (a fingerprint each) of the shared prefix carry over from the history this one continues.
+  const ids = input === messages ? carriedIds(known, recall.shared, messages.length) : [];
+  const idOf = (i: number): string => (ids[i] ??= idAt(input, lens, i));
   let summaryNote: string | undefined;
   let resolvedSummary: ResolvedSummary | undefined;
   if (options.summary) {
-    const r = resolveSummary(input, lens, grouping, headEnd(grouping, resolved.keepFirst), options.summary);
+    const r = resolveSummary(input, idOf, grouping, headEnd(grouping, resolved.keepFirst), options.summary);
     resolvedSummary = r.resolved;
     summaryNote = r.note;
   }
@@ -172,6 +188,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     if (entry) {
       entry.grouping = grouping;
       entry.format = lens.format;
+      entry.ids = ids;
     }
   }
   const plan = planView(input, lens, grouping, counts, (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
@@ -180,17 +197,20 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   for (const r of d.dropped) droppedCounts[r.reason] += r.end - r.start;
   const listDropped = memo(() => {
     const out: DroppedMessage[] = [];
-    for (const r of d.dropped) for (let i = r.start; i < r.end; i++) out.push({ index: i, id: idAt(input, lens, i), reason: r.reason });
+    for (const r of d.dropped) for (let i = r.start; i < r.end; i++) out.push({ index: i, id: idOf(i), reason: r.reason });
     return out;
   });
   const s = d.summarize;
-  const summarize = s ? lazyObject({ start: s.start, end: s.end }, 'ids', () => idsOf(input, lens, s.start, s.end)) : undefined;
-  let turns = 0;
-  let largest = 0;
-  for (const g of grouping.groups) {
-    if (g.type === 'turn') turns++;
-    largest = Math.max(largest, g.end - g.start);
-  }
+  const summarize = s ? lazyObject({ start: s.start, end: s.end }, 'ids', () => Array.from({ length: s.end - s.start }, (_, k) => idOf(s.start + k))) : undefined;
+  const groupStats = memo(() => {
+    let turns = 0;
+    let largest = 0;
+    for (const g of grouping.groups) {
+      if (g.type === 'turn') turns++;
+      largest = Math.max(largest, g.end - g.start);
+    }
+    return { count: grouping.groups.length, turns, largest };
+  });
   const notes = [...d.notes];
   if (repaired.length > 0) notes.push(`input repaired (${repaired.length} change(s)); indexes refer to the repaired history`);
   return {
@@ -207,7 +227,9 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       compressionThresholdTokens: resolved.compressionThresholdTokens,
       messagesBefore: d.messagesBefore,
       messagesAfter: d.messagesAfter,
-      groups: { count: d.groups, turns, largest },
+      get groups() {
+        return groupStats();
+      },
       headEnd: d.headEnd,
       tailStart: d.tailStart,
       protectedStart: d.protectedStart,
@@ -220,7 +242,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       get dropped() {
         return listDropped();
       },
-      collapsed: d.collapsed.map((c) => ({ ...c, id: idAt(input, lens, c.index) })),
+      collapsed: d.collapsed.map((c) => ({ ...c, id: idOf(c.index) })),
       repaired,
       overBudget: d.overBudget,
       summarize,

@@ -1,22 +1,16 @@
 import { fingerprintMessage, fingerprintText, messageId } from './core/fingerprint.js';
 import type { MessageLens } from './formats/lens.js';
+import { TextMemo } from './text-memo.js';
 
 const fingerprints = new WeakMap<object, string>();
-const textFingerprints = new Map<string, string>();
-const TEXT_CACHE_MAX_CHARS = 64 * 1024 * 1024;
-let textCacheChars = 0;
+const textFingerprints = new TextMemo<string>(64 * 1024 * 1024);
 
-/** Fingerprint of a long string, hashed once per process per distinct text (bounded cache). */
+/** Fingerprint of a long string, hashed once per process per distinct text (bounded memo). */
 function longStringFingerprint(text: string): string {
   let fp = textFingerprints.get(text);
   if (fp === undefined) {
     fp = fingerprintText(text);
-    if (textCacheChars + text.length > TEXT_CACHE_MAX_CHARS) {
-      textFingerprints.clear();
-      textCacheChars = 0;
-    }
     textFingerprints.set(text, fp);
-    textCacheChars += text.length;
   }
   return fp;
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { OpenAIChatMessage, OpenAIContentPart } from '../../src/formats/openai-chat.js';
+import { mulberry32 } from '../../src/demo/conversation.js';
 
 /**
  * fast-check generators of random OpenAI Chat Completions histories, shaped like real agent logs:
@@ -40,17 +41,6 @@ export const ORPHAN_ID_PREFIX = 'call_gone_';
 
 const TOOL_NAMES = ['get_reservation_details', 'search_direct_flight', 'book_reservation', 'calculate', 'think', 'web_search', 'read_file'];
 
-/** A tiny seeded generator, so the bulky texts are the same on every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A Chinese clause of 1–4 phrases and its punctuation. Never one unbroken run of Han characters:

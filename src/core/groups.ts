@@ -30,6 +30,8 @@ export interface Grouping {
    * history has nothing for `repairHistory` to fix, so callers can skip that pass.
    */
   readonly regular: boolean;
+  /** Ordinal of the first incomplete or stray group (`Number.MAX_SAFE_INTEGER` when none). */
+  readonly firstIrregular: number;
 }
 
 /**
@@ -61,21 +63,28 @@ export interface GroupingResume {
  */
 export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, resume?: GroupingResume): Grouping {
   const n = messages.length;
-  const groups: Group[] = [];
+  let groups: Group[] = [];
   const groupOf = new Int32Array(n);
   let regular = true;
+  let firstIrregular = Number.MAX_SAFE_INTEGER;
   let i = 0;
   if (resume) {
     // A group is decided by its own messages and the one right after it: groups of the earlier
     // grouping that end (with that look-ahead) inside the shared prefix are exactly what a fresh
-    // pass would find, so the pass resumes after them.
+    // pass would find, so the pass resumes after them. Groups are ordered by end: binary search.
     const old = resume.grouping.groups;
-    let k = 0;
-    while (k < old.length && old[k].end + 1 < resume.shared && old[k].end <= n) {
-      const g = old[k];
-      groups.push(g);
-      if (!g.complete || g.stray) regular = false;
-      k++;
+    let lo = 0;
+    let hi = old.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (old[mid].end + 1 < resume.shared) lo = mid + 1;
+      else hi = mid;
+    }
+    const k = lo;
+    groups = old.slice(0, k);
+    if (resume.grouping.firstIrregular < k) {
+      regular = false;
+      firstIrregular = resume.grouping.firstIrregular;
     }
     i = k > 0 ? old[k - 1].end : 0;
     groupOf.set(resume.grouping.groupOf.subarray(0, i));
@@ -126,7 +135,10 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
       }
     }
     const stray = pending.length === 0 && lens.results(opener).length > 0; // answers no call of the turn before it
-    if (!complete || stray) regular = false;
+    if (!complete || stray) {
+      regular = false;
+      firstIrregular = Math.min(firstIrregular, groups.length);
+    }
     const g: Group = {
       index: groups.length,
       start,
@@ -141,5 +153,5 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     groupOf.fill(g.index, start, end);
     i = end;
   }
-  return { groups, groupOf, regular };
+  return { groups, groupOf, regular, firstIrregular };
 }

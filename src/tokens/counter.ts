@@ -2,6 +2,7 @@ import type { MessageLens } from '../formats/lens.js';
 import { sameJson } from '../core/same-json.js';
 import { encodingForModel, sharedEncoder } from './encoders.js';
 import { inSlices } from './slices.js';
+import { TextMemo } from '../text-memo.js';
 
 /** Counts the tokens of a text. Any tokenizer can stand in for tiktoken here. */
 export type TextCounter = (text: string) => number;
@@ -64,6 +65,8 @@ export interface RememberedHistory {
   /** Attached by the planner; valid for `messages` exactly. */
   grouping?: unknown;
   format?: string;
+  /** Message ids computed so far, by position (holes where none was needed yet). */
+  ids?: string[];
 }
 
 /** A history matched against the remembered ones: the one it continues, and how many leading messages they share. */
@@ -125,8 +128,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     const encoding = (options.encoding ?? encodingForModel(options.model)) as Parameters<typeof sharedEncoder>[0];
     raw = (t) => countInPieces(t, (piece) => sharedEncoder(encoding).encode_ordinary(piece).length);
   }
-  const byText = new Map<string, number>();
-  let heldChars = 0;
+  const byText = new TextMemo<number>(maxChars);
   const recent: RememberedHistory[] = [];
   let encoded = 0;
   let cachedHits = 0;
@@ -141,12 +143,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     }
     const n = raw(t);
     encoded++;
-    if (heldChars + t.length > maxChars) {
-      byText.clear();
-      heldChars = 0;
-    }
     byText.set(t, n);
-    heldChars += t.length;
     return n;
   };
 
