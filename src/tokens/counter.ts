@@ -21,10 +21,21 @@ export const REQUEST_OVERHEAD_TOKENS = 3;
 const LONG_RUN = /[\p{L}\p{M}]{256,}|[^\s\p{L}\p{N}]{256,}/gu;
 const RUN_SLICE_CHARS = 128;
 
+/** True when `text` has 256 characters in a row without a space, tab or newline: the only place a `LONG_RUN` can be. */
+function hasLongRun(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 10 || c === 9 || c === 13) run = 0;
+    else if (++run >= 256) return true;
+  }
+  return false;
+}
+
 /** Counts `text` with `encode`, slicing pathological long runs (see `LONG_RUN`); exact for ordinary text. */
 export function countInPieces(text: string, encode: (piece: string) => number): number {
   if (text.length === 0) return 0;
-  if (text.length < 256) return encode(text);
+  if (text.length < 256 || !hasLongRun(text)) return encode(text);
   LONG_RUN.lastIndex = 0;
   let match = LONG_RUN.exec(text);
   if (match === null) return encode(text);
@@ -190,7 +201,8 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     let shared = 0;
     // Positions holding the same message (the same object, or equal content: comparing two
     // strings is far cheaper than hashing one for the text cache).
-    while (shared < limit && sameJson(known!.messages[shared], messages[shared])) shared++;
+    const before = known?.messages;
+    while (shared < limit && (before![shared] === messages[shared] || sameJson(before![shared], messages[shared]))) shared++;
     return { history: known, shared };
   }
 
