@@ -177,7 +177,7 @@ export function planView<M>(
         if (!keep[i]) continue;
         keep[i] = 0;
         reason[i] = 2;
-        const r = replaced.get(i);
+        const r = replaced.size > 0 ? replaced.get(i) : undefined;
         total -= r === undefined ? tokens[i] : count(r);
       }
     }
@@ -199,7 +199,7 @@ export function planView<M>(
       out.push(summaryMessage);
       summaryPlaced = true;
     }
-    out.push(replaced.get(i) ?? messages[i]);
+    out.push(replaced.size > 0 ? (replaced.get(i) ?? messages[i]) : messages[i]);
   }
   if (summaryMessage && !summaryPlaced) out.push(summaryMessage);
   const collapsedFinal = collapsed.filter((c) => keep[c.index]);
