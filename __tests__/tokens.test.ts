@@ -73,3 +73,24 @@ describe('token counting', () => {
     expect(encodingForModel(undefined)).toBe('o200k_base');
   });
 });
+
+describe('the lens fast path for counting', () => {
+  test('billedTextTokens agrees exactly with counting through the transcript', async () => {
+    const fc = (await import('fast-check')).default;
+    const { anyHistory } = await import('./helpers/arbitraries.js');
+    const { propertyParams } = await import('./helpers/property-runs.js');
+    const { billedTextTokens: _fast, ...slowLens } = openaiChatLens;
+    const viaTranscript = createTokenCounter();
+    const viaFastPath = createTokenCounter();
+    const odd: OpenAIChatMessage[] = [
+      { role: 'function', name: '', content: 'x' },
+      { role: 'assistant', content: 'x', tool_calls: [null as never, { id: 'a', type: 'function', function: { name: 'f', arguments: { a: 1 } as never } }], function_call: { name: 'g', arguments: '{}' } },
+      { role: 'user', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'bot', content: 'hello' },
+    ];
+    for (const m of odd) expect(viaFastPath.message(m, openaiChatLens)).toBe(viaTranscript.message(m, slowLens as typeof openaiChatLens));
+    fc.assert(fc.property(anyHistory(), (messages) => {
+      for (const m of messages) expect(viaFastPath.message(m, openaiChatLens)).toBe(viaTranscript.message(m, slowLens as typeof openaiChatLens));
+    }), propertyParams());
+  });
+});

@@ -71,6 +71,12 @@ export interface MessageLens<M = unknown> {
   /** A format-neutral reading for summarizers and counters. */
   transcript(message: M): TranscriptEntry;
   /**
+   * Optional fast path for token counters: the same sum a counter makes from `transcript` (each
+   * text, call name, arguments and result through `countText`, plus `callOverhead` per call and
+   * one per named result), without building the transcript. Must agree with it exactly.
+   */
+  billedTextTokens?(message: M, countText: (text: string) => number, callOverhead: number): number;
+  /**
    * True when this message must travel with the one after it (Responses `reasoning` items are
    * glued to the item they precede): the grouping pass puts both in one group.
    */

@@ -134,6 +134,24 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   hasUserText: (m) => m.role === 'user',
   ownId: (m) => (typeof m.id === 'string' ? m.id : undefined),
   transcript: transcriptOf,
+  billedTextTokens(m, countText, callOverhead) {
+    const role = m.role;
+    if (role === 'tool') return countText(contentText(m.content));
+    if (role === 'function') return countText(contentText(m.content)) + (typeof m.name === 'string' && m.name !== '' ? 1 : 0);
+    let n = countText(contentText(m.content));
+    if (role !== 'assistant') return n;
+    const calls = m.tool_calls;
+    if (Array.isArray(calls)) {
+      for (const call of calls) {
+        const fn = call?.function;
+        n += callOverhead + countText(typeof fn?.name === 'string' ? fn.name : '') + countText(argumentsText(fn?.arguments));
+      }
+    }
+    if (m.function_call && typeof m.function_call === 'object') {
+      n += callOverhead + countText(String(m.function_call.name ?? '')) + countText(argumentsText(m.function_call.arguments));
+    }
+    return n;
+  },
   gluedToNext: () => false,
   splitParallelCalls: false,
   summaryMessage: (text, role) => ({ role, content: text }),

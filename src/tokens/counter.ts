@@ -159,6 +159,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
   };
 
   function message<M>(m: M, lens: MessageLens<M>): number {
+    if (lens.billedTextTokens) return MESSAGE_OVERHEAD_TOKENS + 1 + lens.billedTextTokens(m, text, CALL_OVERHEAD_TOKENS);
     const t = lens.transcript(m);
     let n = MESSAGE_OVERHEAD_TOKENS + 1 + text(t.text);
     for (const c of t.calls) n += CALL_OVERHEAD_TOKENS + text(c.name) + text(c.arguments);
