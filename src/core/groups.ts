@@ -25,6 +25,8 @@ export interface Group {
 export interface Grouping {
   readonly groups: readonly Group[];
   readonly groupOf: Int32Array;
+  /** 1 at each message that is a system group of its own (pinned: never summarized or dropped). */
+  readonly pinned: Uint8Array;
   /**
    * True when every call is answered inside its turn and no result stands outside one: the
    * history has nothing for `repairHistory` to fix, so callers can skip that pass.
@@ -65,6 +67,7 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
   const n = messages.length;
   let groups: Group[] = [];
   const groupOf = new Int32Array(n);
+  const pinned = new Uint8Array(n);
   let regular = true;
   let firstIrregular = Number.MAX_SAFE_INTEGER;
   let i = 0;
@@ -88,6 +91,7 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     }
     i = k > 0 ? old[k - 1].end : 0;
     groupOf.set(resume.grouping.groupOf.subarray(0, i));
+    pinned.set(resume.grouping.pinned.subarray(0, i));
   }
   while (i < n) {
     const start = i;
@@ -151,7 +155,8 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     };
     groups.push(g);
     groupOf.fill(g.index, start, end);
+    if (g.system) pinned[start] = 1;
     i = end;
   }
-  return { groups, groupOf, regular, firstIrregular };
+  return { groups, groupOf, pinned, regular, firstIrregular };
 }

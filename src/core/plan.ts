@@ -167,8 +167,28 @@ export function planView<M>(
       total += after - tokens[i];
     }
   }
-  if (max !== undefined && total > max) {
-    // Drop the oldest whole groups until the view fits; the current turn is never dropped.
+  if (max !== undefined && total > max && replaced.size === 0) {
+    // Drop the oldest whole groups until the view fits; the current turn is never dropped. This
+    // walks the typed arrays only (group of each message, pinned system groups): a long history
+    // drops tens of thousands of groups here.
+    const { groupOf, pinned } = grouping;
+    let i = coveredEnd;
+    while (i < protectedStart && total > max) {
+      const g = groupOf[i];
+      let j = i;
+      if (pinned[i]) {
+        while (j < n && groupOf[j] === g) j++;
+      } else {
+        for (; j < n && groupOf[j] === g; j++) {
+          keep[j] = 0;
+          reason[j] = 2;
+          total -= tokens[j];
+        }
+      }
+      i = j;
+    }
+  } else if (max !== undefined && total > max) {
+    // The same, where collapsed results count at their new size.
     for (let g = grouping.groupOf[coveredEnd] ?? groups.length; g < groups.length && total > max; g++) {
       const grp = groups[g];
       if (grp.start >= protectedStart) break;
