@@ -27,5 +27,5 @@ export { compressWithSummary, type CompressWithSummaryOptions } from './compress
 export { ChatScheduler, type ChatJob, type SchedulerOptions, type TriggerOutcome } from './schedule.js';
 export type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './summary-job.js';
 export { defaultChatId } from './chat-id.js';
-export { warmCounts } from './tokens/warm.js';
+export { countNewInSlices } from './tokens/count-in-slices.js';
 export { analyzeContext, type ContextAnalysis } from './compress.js';

@@ -9,11 +9,7 @@ import { createExtractiveSummarizer } from './summarize/extractive.js';
 import type { Summarizer } from './summarize/summarizer.js';
 import { runSummaryJob, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
 import { createTokenCounter } from './tokens/counter.js';
-import { warmCounts } from './tokens/warm.js';
-import { selectLens } from './formats/detect.js';
-
-/** Histories at least this long are token-counted in event-loop-friendly slices before planning. */
-const WARM_ABOVE_MESSAGES = 512;
+import { countNewInSlices } from './tokens/count-in-slices.js';
 
 /** Options of `createCompressor`: planning options plus where state lives and who summarizes. */
 export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary'> {
@@ -115,7 +111,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
 
   async function compress<M>(chatId: string, messages: M[]): Promise<CompressResult<M>> {
     // A long history is counted in slices first, so its cold count never blocks other requests.
-    if (messages.length >= WARM_ABOVE_MESSAGES) await warmCounts(planning.counter!, messages, selectLens(messages, options.format ?? 'auto'));
+    await countNewInSlices(planning.counter!, messages, options.format ?? 'auto');
     const state = await store.get(chatId);
     const result = compressContext(messages, {
       ...planning,

@@ -1,8 +1,8 @@
 import { analyzeContext, type CompressOptions } from './compress.js';
-import { selectLens } from './formats/detect.js';
-import type { MessageLens, TranscriptEntry } from './formats/lens.js';
+import type { TranscriptEntry } from './formats/lens.js';
 import { cachedFingerprint, idAt } from './identity.js';
-import { inSlices, warmCounts } from './tokens/warm.js';
+import { countNewInSlices } from './tokens/count-in-slices.js';
+import { inSlices } from './tokens/slices.js';
 import type { ChatState, StateStore } from './store/state.js';
 import { hashCoveredIds } from './store/hash.js';
 import { summarizeRolling } from './summarize/rolling.js';
@@ -66,8 +66,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const state = await ctx.store.get(chatId);
   // Counts and fingerprints of a long history are made in slices, so the synchronous plan below
   // is all cache hits and the job never holds the event loop for long.
-  const lensFor = selectLens(messages, ctx.planning.format ?? 'auto') as MessageLens<M>;
-  await warmCounts(ctx.planning.counter!, messages, lensFor);
+  await countNewInSlices(ctx.planning.counter!, messages, ctx.planning.format ?? 'auto');
   await inSlices(messages.length, (i) => cachedFingerprint(messages[i]));
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   const analysis = analyzeContext(messages, {

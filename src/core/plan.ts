@@ -167,10 +167,11 @@ export function planView<M>(
       total += after - tokens[i];
     }
   }
-  if (max !== undefined && total > max && replaced.size === 0) {
+  if (max !== undefined && total > max) {
     // Drop the oldest whole groups until the view fits; the current turn is never dropped. This
     // walks the typed arrays only (group of each message, pinned system groups): a long history
-    // drops tens of thousands of groups here.
+    // drops tens of thousands of groups here. A collapsed result counts at its new size.
+    const collapsedTokens = new Map(collapsed.map((c) => [c.index, c.tokensAfter]));
     const { groupOf, pinned } = grouping;
     let i = coveredEnd;
     while (i < protectedStart && total > max) {
@@ -182,24 +183,10 @@ export function planView<M>(
         for (; j < n && groupOf[j] === g; j++) {
           keep[j] = 0;
           reason[j] = 2;
-          total -= tokens[j];
+          total -= collapsedTokens.size > 0 ? (collapsedTokens.get(j) ?? tokens[j]) : tokens[j];
         }
       }
       i = j;
-    }
-  } else if (max !== undefined && total > max) {
-    // The same, where collapsed results count at their new size.
-    for (let g = grouping.groupOf[coveredEnd] ?? groups.length; g < groups.length && total > max; g++) {
-      const grp = groups[g];
-      if (grp.start >= protectedStart) break;
-      if (grp.system) continue;
-      for (let i = grp.start; i < grp.end; i++) {
-        if (!keep[i]) continue;
-        keep[i] = 0;
-        reason[i] = 2;
-        const r = replaced.size > 0 ? replaced.get(i) : undefined;
-        total -= r === undefined ? tokens[i] : count(r);
-      }
     }
   }
   const overBudget = max !== undefined && total > max;

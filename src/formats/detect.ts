@@ -19,7 +19,10 @@ export function selectLens(messages: unknown, format: FormatName | 'auto' = 'aut
   if (!Array.isArray(messages)) throw new CtxfoldInputError(path, `must be an array of messages, got ${messages === null ? 'null' : typeof messages}`);
   let lens: MessageLens<any> | undefined;
   if (format === 'auto') {
-    lens = SUPPORTED_FORMATS.map((f) => LENSES[f]!).find((l) => messages.every((m) => l.problem(m) === undefined));
+    lens = SUPPORTED_FORMATS.map((f) => LENSES[f]!).find((l) => {
+      for (let i = from; i < messages.length; i++) if (l.problem(messages[i]) !== undefined) return false;
+      return true;
+    });
     if (!lens) lens = openaiChatLens; // report the problem in terms of the default format
   } else {
     lens = LENSES[format];

@@ -185,7 +185,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     stats: () => ({ encoded, cachedHits, identityHits }),
   };
 
-  /** `messages()`, giving the event loop a turn every `sliceMs` when set (then it returns a promise). */
+  /** The remembered history `messages` continues and how many leading messages they share. */
   function recall(messages: readonly unknown[]): Recall {
     const n = messages.length;
     // The remembered history this one continues: same first message (object, or equal content
@@ -207,6 +207,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     return { history: known, shared };
   }
 
+  /** `messages()`, giving the event loop a turn every `sliceMs` when set (then it returns a promise). */
   function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, sliceMs: number | undefined, given: Recall | undefined): Float64Array | Promise<Float64Array> {
     const n = messages.length;
     const { history: known, shared } = given ?? recall(messages);
