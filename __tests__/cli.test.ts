@@ -4,10 +4,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compressContext, type CompressOptions } from '../src/compress.js';
-import { openaiProfile, validateMessages } from '../src/core/validate.js';
-import { SUPPORTED_FORMATS } from '../src/formats/detect.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { compressContext, type CompressOptions } from '../src/runtime/compress.js';
+import { openaiProfile, validateMessages } from '../src/core/validate/validate.js';
+import { SUPPORTED_FORMATS } from '../src/formats/registry.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
 import { CORPUS_PATH, corpusDescribe, loadCorpus } from './helpers/corpus.js';
 
 /** These tests run the built CLI as a child process: `npm run build` (or `npm test`) first. */

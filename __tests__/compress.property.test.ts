@@ -1,11 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { compressContext, type CompressOptions, type CompressResult } from '../src/compress.js';
+import { compressContext, type CompressOptions, type CompressResult } from '../src/runtime/compress.js';
 import { buildGroups } from '../src/core/groups.js';
 import { repairHistory } from '../src/core/repair.js';
-import { contentText, openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat.js';
-import { idsOf } from '../src/identity.js';
-import type { ToolOutputTrim } from '../src/options.js';
+import { contentText, openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { idsOf } from '../src/runtime/fingerprints.js';
+import type { ToolOutputTrim } from '../src/runtime/options.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { anyHistory, brokenHistory, textArb, validHistory } from './helpers/arbitraries.js';
 import { propertyParams } from './helpers/property-runs.js';

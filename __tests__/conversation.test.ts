@@ -1,8 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { validateMessages, openaiProfile } from '../src/core/validate.js';
-import { generateConversation, modelRequestEnds, mulberry32 } from '../src/demo/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { validateMessages, openaiProfile } from '../src/core/validate/validate.js';
+import { generateConversation, modelRequestEnds, mulberry32 } from '../bench/fixtures/conversation.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
 
 /** Ids of each assistant turn's calls, in order. */
 function callTurns(messages: readonly OpenAIChatMessage[]): string[][] {

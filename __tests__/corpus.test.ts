@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { compressContext } from '../src/compress.js';
-import { openaiProfile, validateMessages } from '../src/core/validate.js';
+import { compressContext } from '../src/runtime/compress.js';
+import { openaiProfile, validateMessages } from '../src/core/validate/validate.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 import { expectSafeView } from './helpers/view-checks.js';

@@ -3,7 +3,7 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { buildGroups, type Grouping } from '../src/core/groups.js';
 import { repairHistory } from '../src/core/repair.js';
-import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
 import { anyHistory, validHistory } from './helpers/arbitraries.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 import { propertyParams } from './helpers/property-runs.js';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { validateMessages, openaiProfile } from '../src/core/validate.js';
-import { generateConversation } from '../src/demo/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat.js';
-import { createCompressor, type Compressor } from '../src/middleware.js';
+import { validateMessages, openaiProfile } from '../src/core/validate/validate.js';
+import { generateConversation } from '../bench/fixtures/conversation.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { createCompressor, type Compressor } from '../src/runtime/compressor.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { scriptedSummarizer } from './helpers/test-summarizers.js';

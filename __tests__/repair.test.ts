@@ -1,8 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { MISSING_RESULT_TEXT, repairHistory } from '../src/core/repair.js';
-import { openaiProfile, validateMessages } from '../src/core/validate.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { openaiProfile, validateMessages } from '../src/core/validate/validate.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
 import { brokenHistory, validHistory } from './helpers/arbitraries.js';
 import { propertyParams } from './helpers/property-runs.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { generateConversation } from '../src/demo/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat.js';
-import { createCompressor } from '../src/middleware.js';
+import { generateConversation } from '../bench/fixtures/conversation.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { createCompressor } from '../src/runtime/compressor.js';
 import { createExtractiveSummarizer } from '../src/summarize/extractive.js';
 import { entryTokens } from '../src/summarize/rolling.js';
 import type { Summarizer } from '../src/summarize/summarizer.js';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { hashCoveredIds } from '../src/store/hash.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { crashStateFields } from './fixtures/crash-state.mjs';
-import { mulberry32 } from '../src/demo/conversation.js';
+import { mulberry32 } from '../bench/fixtures/conversation.js';
 
 // The writers run the built store in separate processes, as a deployment would.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

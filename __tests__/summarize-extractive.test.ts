@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { TranscriptEntry } from '../src/formats/lens.js';
-import { openaiChatLens } from '../src/formats/openai-chat.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { createExtractiveSummarizer } from '../src/summarize/extractive.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';

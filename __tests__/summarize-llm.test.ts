@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import type { TranscriptEntry } from '../src/formats/lens.js';
-import { openaiChatLens } from '../src/formats/openai-chat.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { createLlmSummarizer, LlmSummarizerError, type LlmSummarizerOptions } from '../src/summarize/llm.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 import { startFakeLlmServer, type FakeLlmServer } from './helpers/fake-llm-server.js';

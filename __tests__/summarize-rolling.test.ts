@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { generateConversation } from '../src/demo/conversation.js';
+import { generateConversation } from '../bench/fixtures/conversation.js';
 import type { TranscriptEntry } from '../src/formats/lens.js';
-import { openaiChatLens } from '../src/formats/openai-chat.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { createExtractiveSummarizer } from '../src/summarize/extractive.js';
 import { entryTokens, summarizeRolling } from '../src/summarize/rolling.js';
 import type { SummarizeRequest, Summarizer } from '../src/summarize/summarizer.js';

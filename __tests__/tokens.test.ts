@@ -1,8 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { get_encoding } from 'tiktoken';
-import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat.js';
+import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
 import { countInPieces, createTokenCounter, MESSAGE_OVERHEAD_TOKENS } from '../src/tokens/counter.js';
-import { encodingForModel } from '../src/tokens/encoders.js';
+import { encodingForModel } from '../src/tokens/tiktoken.js';
 
 const enc = get_encoding('o200k_base');
 const exact = (t: string) => enc.encode_ordinary(t).length;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat.js';
-import { idsOf } from '../src/identity.js';
-import { createCompressor } from '../src/middleware.js';
+import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { idsOf } from '../src/runtime/fingerprints.js';
+import { createCompressor } from '../src/runtime/compressor.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateConversation } from '../src/demo/conversation.js';
+import { generateConversation } from './fixtures/conversation.js';
 import { createTokenCounter, freeEncoders } from '../src/index.js';
 import { BUDGET_RULE, prefixBudgets } from './budget.js';
 import { timedCall, type RequestRecord } from './call.js';

@@ -4,7 +4,7 @@
  * summary with the extractive summarizer, after the request that triggered it was served.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { generateConversation } from '../src/demo/conversation.js';
+import { generateConversation } from './fixtures/conversation.js';
 import { createCompressor, createTokenCounter } from '../src/index.js';
 
 /** What one background-summary run measured. */

@@ -1,7 +1,7 @@
 /** The histories the benchmark runs on: the shared corpus of real conversations and generated ones. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateConversation, modelRequestEnds } from '../src/demo/conversation.js';
+import { generateConversation, modelRequestEnds } from './fixtures/conversation.js';
 import type { OpenAIChatMessage } from '../src/index.js';
 import { evenlySpaced } from './stats.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import type { OpenAIChatMessage, OpenAIContentPart } from '../../src/formats/openai-chat.js';
-import { mulberry32 } from '../../src/demo/conversation.js';
+import type { OpenAIChatMessage, OpenAIContentPart } from '../../src/formats/openai-chat/lens.js';
+import { mulberry32 } from '../../bench/fixtures/conversation.js';
 
 /**
  * fast-check generators of random OpenAI Chat Completions histories, shaped like real agent logs:

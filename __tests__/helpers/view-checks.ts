@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from '@jest/globals';
-import type { CompressResult } from '../../src/compress.js';
+import type { CompressResult } from '../../src/runtime/compress.js';
 import { buildGroups } from '../../src/core/groups.js';
 import { repairHistory } from '../../src/core/repair.js';
-import { openaiProfile, validateMessages } from '../../src/core/validate.js';
-import { openaiChatLens, type OpenAIChatMessage } from '../../src/formats/openai-chat.js';
+import { openaiProfile, validateMessages } from '../../src/core/validate/validate.js';
+import { openaiChatLens, type OpenAIChatMessage } from '../../src/formats/openai-chat/lens.js';
 import type { TokenCounter } from '../../src/tokens/counter.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { FormatName } from '../formats/lens.js';
-import { SUPPORTED_FORMATS } from '../formats/detect.js';
-import { DEFAULT_COLLAPSE_MIN_CHARS, resolvePlanningOptions, type ToolOutputTrim } from '../options.js';
+import { SUPPORTED_FORMATS } from '../formats/registry.js';
+import { DEFAULT_COLLAPSE_MIN_CHARS, resolvePlanningOptions, type ToolOutputTrim } from '../runtime/options.js';
 import { CliError } from './cli-error.js';
 
 /** The subcommands that read messages. */

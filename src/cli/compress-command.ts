@@ -1,7 +1,7 @@
-import { compressContext, type CompressOptions } from '../compress.js';
-import { selectLens } from '../formats/detect.js';
+import { compressContext, type CompressOptions } from '../runtime/compress.js';
+import { selectLens } from '../formats/registry.js';
 import { createTokenCounter } from '../tokens/counter.js';
-import { compressWithSummary } from '../compress-summarized.js';
+import { compressWithSummary } from '../runtime/one-shot.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import { createLlmSummarizer } from '../summarize/llm.js';
 import type { Summarizer } from '../summarize/summarizer.js';

@@ -1,6 +1,6 @@
-import { openaiProfile, validateMessages, type Profile } from '../core/validate.js';
-import type { Violation } from '../core/rules.js';
-import { selectLens } from '../formats/detect.js';
+import { openaiProfile, validateMessages, type Profile } from '../core/validate/validate.js';
+import type { Violation } from '../core/validate/rules.js';
+import { selectLens } from '../formats/registry.js';
 import type { FormatName } from '../formats/lens.js';
 import type { CliOptions } from './args.js';
 import { atRecord, CliError, EXIT } from './cli-error.js';

@@ -1,5 +1,5 @@
-import type { OpenAIChatMessage } from '../formats/openai-chat.js';
-import { openaiChatLens } from '../formats/openai-chat.js';
+import type { OpenAIChatMessage } from '../formats/openai-chat/lens.js';
+import { openaiChatLens } from '../formats/openai-chat/lens.js';
 import { pairTurn, scanCalls, type PlacedResult } from './turns.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */

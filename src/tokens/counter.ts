@@ -1,8 +1,8 @@
 import type { MessageLens } from '../formats/lens.js';
 import { sameJson } from '../core/same-json.js';
-import { encodingForModel, sharedEncoder } from './encoders.js';
-import { inSlices } from './slices.js';
-import { TextMemo } from '../text-memo.js';
+import { encodingForModel, sharedEncoder } from './tiktoken.js';
+import { inSlices } from '../runtime/slices.js';
+import { TextMemo } from './text-memo.js';
 
 /** Counts the tokens of a text. Any tokenizer can stand in for tiktoken here. */
 export type TextCounter = (text: string) => number;

@@ -1,7 +1,7 @@
 import { analyzeContext, compressContext, type CompressOptions, type CompressResult } from './compress.js';
-import { idsOf } from './identity.js';
-import { summarizeRolling } from './summarize/rolling.js';
-import type { Summarizer } from './summarize/summarizer.js';
+import { idsOf } from './fingerprints.js';
+import { summarizeRolling } from '../summarize/rolling.js';
+import type { Summarizer } from '../summarize/summarizer.js';
 
 /** Options of `compressWithSummary`: `compressContext` options plus who summarizes. */
 export interface CompressWithSummaryOptions extends CompressOptions {

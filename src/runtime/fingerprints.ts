@@ -1,6 +1,6 @@
-import { fingerprintMessage, fingerprintText, messageId } from './core/fingerprint.js';
-import type { MessageLens } from './formats/lens.js';
-import { TextMemo } from './text-memo.js';
+import { fingerprintMessage, fingerprintText, messageId } from '../core/ids.js';
+import type { MessageLens } from '../formats/lens.js';
+import { TextMemo } from '../tokens/text-memo.js';
 
 const fingerprints = new WeakMap<object, string>();
 const textFingerprints = new TextMemo<string>(64 * 1024 * 1024);

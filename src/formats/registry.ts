@@ -1,6 +1,6 @@
 import { CtxfoldInputError } from '../errors.js';
 import type { FormatName, MessageLens } from './lens.js';
-import { openaiChatLens } from './openai-chat.js';
+import { openaiChatLens } from './openai-chat/lens.js';
 
 /** Lenses that ship, by format name. Formats listed in `FormatName` but absent here are not built yet. */
 export const LENSES: Partial<Record<FormatName, MessageLens<any>>> = {

@@ -7,14 +7,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compressContext } from '../compress.js';
-import { validateMessages, openaiProfile } from '../core/validate.js';
-import type { OpenAIChatMessage } from '../formats/openai-chat.js';
-import { createCompressor } from '../middleware.js';
-import { SqliteStore } from '../store/sqlite-store.js';
-import { createTokenCounter } from '../tokens/counter.js';
-import { freeEncoders } from '../tokens/encoders.js';
-import { generateConversation } from './conversation.js';
+import { compressContext } from '../src/runtime/compress.js';
+import { validateMessages, openaiProfile } from '../src/core/validate/validate.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { createCompressor } from '../src/runtime/compressor.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { freeEncoders } from '../src/tokens/tiktoken.js';
+import { generateConversation } from '../bench/fixtures/conversation.js';
 
 const MAX_TOKENS = 12_000;
 const line = (s = '') => process.stdout.write(`${s}\n`);

@@ -2,14 +2,14 @@ import { EventEmitter } from 'node:events';
 import { defaultChatId, type ChatIdCarrier } from './chat-id.js';
 import { compressContext, type CompressOptions, type CompressResult } from './compress.js';
 import { resolvePlanningOptions } from './options.js';
-import { ChatScheduler, type TriggerOutcome } from './schedule.js';
-import { MemoryStore } from './store/memory-store.js';
-import type { StateStore } from './store/state.js';
-import { createExtractiveSummarizer } from './summarize/extractive.js';
-import type { Summarizer } from './summarize/summarizer.js';
+import { ChatScheduler, type TriggerOutcome } from './scheduler.js';
+import { MemoryStore } from '../store/memory-store.js';
+import type { StateStore } from '../store/state.js';
+import { createExtractiveSummarizer } from '../summarize/extractive.js';
+import type { Summarizer } from '../summarize/summarizer.js';
 import { runSummaryJob, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
-import { createTokenCounter } from './tokens/counter.js';
-import { countNewInSlices } from './tokens/count-in-slices.js';
+import { createTokenCounter } from '../tokens/counter.js';
+import { countNewInSlices } from './count-in-slices.js';
 
 /** Options of `createCompressor`: planning options plus where state lives and who summarizes. */
 export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary'> {

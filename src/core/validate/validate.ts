@@ -1,10 +1,10 @@
-import type { MessageLens } from '../formats/lens.js';
-import { openaiChatLens, type OpenAIChatMessage } from '../formats/openai-chat.js';
+import type { MessageLens } from '../../formats/lens.js';
+import { openaiChatLens, type OpenAIChatMessage } from '../../formats/openai-chat/lens.js';
 import {
   callIdsUnique, callsAnswered, contentPresent, legacyFunctionShape, resultsHaveCall, resultsUnique, toolMessageHasId,
   type Rule, type Violation,
 } from './rules.js';
-import { scanCalls } from './turns.js';
+import { scanCalls } from '../turns.js';
 
 /** A provider profile: the lens that reads its messages and the list of rules it enforces. */
 export interface Profile<M> {

@@ -1,6 +1,6 @@
-import { selectLens } from '../formats/detect.js';
+import { selectLens } from '../formats/registry.js';
 import type { FormatName } from '../formats/lens.js';
-import type { TokenCounter } from './counter.js';
+import type { TokenCounter } from '../tokens/counter.js';
 
 /** Below this many new messages a history is counted synchronously by the plan itself. */
 const SLICE_FROM_MESSAGES = 512;

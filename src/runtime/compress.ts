@@ -1,14 +1,14 @@
-import { alignCut, headEnd } from './core/boundary.js';
-import { buildGroups, type Grouping } from './core/groups.js';
-import { planView, type DropReason, type ResolvedSummary } from './core/plan.js';
-import { repairHistory, type RepairAction } from './core/repair.js';
-import { CtxfoldInputError } from './errors.js';
-import { selectLens } from './formats/detect.js';
-import type { FormatName, MessageLens } from './formats/lens.js';
-import type { OpenAIChatMessage } from './formats/openai-chat.js';
-import { idAt } from './identity.js';
+import { alignCut, headEnd } from '../core/boundary.js';
+import { buildGroups, type Grouping } from '../core/groups.js';
+import { planView, type DropReason, type ResolvedSummary } from '../core/plan.js';
+import { repairHistory, type RepairAction } from '../core/repair.js';
+import { CtxfoldInputError } from '../errors.js';
+import { selectLens } from '../formats/registry.js';
+import type { FormatName, MessageLens } from '../formats/lens.js';
+import type { OpenAIChatMessage } from '../formats/openai-chat/lens.js';
+import { idAt } from './fingerprints.js';
 import { resolvePlanningOptions, type PlanningOptions, type SummaryInput } from './options.js';
-import { createTokenCounter, type RememberedHistory, type TokenCounter } from './tokens/counter.js';
+import { createTokenCounter, type RememberedHistory, type TokenCounter } from '../tokens/counter.js';
 
 /** Options of `compressContext`: planning options plus format, tokenizer and an existing summary. */
 export interface CompressOptions extends PlanningOptions {

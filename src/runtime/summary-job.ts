@@ -1,12 +1,12 @@
 import { analyzeContext, type CompressOptions } from './compress.js';
-import type { TranscriptEntry } from './formats/lens.js';
-import { cachedFingerprint, idAt } from './identity.js';
-import { countNewInSlices } from './tokens/count-in-slices.js';
-import { inSlices } from './tokens/slices.js';
-import type { ChatState, StateStore } from './store/state.js';
-import { hashCoveredIds } from './store/hash.js';
-import { summarizeRolling } from './summarize/rolling.js';
-import type { Summarizer } from './summarize/summarizer.js';
+import type { TranscriptEntry } from '../formats/lens.js';
+import { cachedFingerprint, idAt } from './fingerprints.js';
+import { countNewInSlices } from './count-in-slices.js';
+import { inSlices } from './slices.js';
+import type { ChatState, StateStore } from '../store/state.js';
+import { hashCoveredIds } from '../store/hash.js';
+import { summarizeRolling } from '../summarize/rolling.js';
+import type { Summarizer } from '../summarize/summarizer.js';
 
 /** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
 const RENDER_OVERHEAD_TOKENS = 16;

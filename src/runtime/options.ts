@@ -1,4 +1,4 @@
-import { CtxfoldInputError } from './errors.js';
+import { CtxfoldInputError } from '../errors.js';
 
 /** Collapse bulky old tool results when over budget: `true` uses the default threshold. */
 export type ToolOutputTrim = boolean | { readonly minChars?: number };

@@ -1,4 +1,4 @@
-import { canonicalJson, fingerprintText } from './core/fingerprint.js';
+import { canonicalJson, fingerprintText } from '../core/ids.js';
 
 /** The request fields `createCompressor` reads a chat id from by default. */
 export interface ChatIdCarrier {

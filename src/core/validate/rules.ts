@@ -1,6 +1,6 @@
-import type { MessageLens } from '../formats/lens.js';
-import type { OpenAIChatMessage } from '../formats/openai-chat.js';
-import { pairTurn, type CallStructure, type PlacedResult } from './turns.js';
+import type { MessageLens } from '../../formats/lens.js';
+import type { OpenAIChatMessage } from '../../formats/openai-chat/lens.js';
+import { pairTurn, type CallStructure, type PlacedResult } from '../turns.js';
 
 /** Names of the rules a history can break (I1–I12 in the provider notes map onto these). */
 export type RuleId =

@@ -1,4 +1,4 @@
-import type { CallRef, MessageKind, MessageLens, ResultRef, TranscriptEntry } from './lens.js';
+import type { CallRef, MessageKind, MessageLens, ResultRef, TranscriptEntry } from '../lens.js';
 
 /** A content part of an OpenAI Chat message (text, image, audio, file, refusal...). */
 export interface OpenAIContentPart {
