@@ -3,7 +3,8 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { alignCut, headEnd, lastUserGroupStart, tailStart } from '../src/core/boundary.js';
 import { buildGroups, type Grouping } from '../src/core/groups.js';
-import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { anyHistory } from './helpers/arbitraries.js';
 import { propertyParams } from './helpers/property-runs.js';
 

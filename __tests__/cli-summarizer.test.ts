@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { validateMessages, openaiProfile } from '../src/core/validate/validate.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { generateConversation } from '../bench/fixtures/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { startFakeLlmServer, type FakeLlmServer } from './helpers/fake-llm-server.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

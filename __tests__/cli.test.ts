@@ -4,10 +4,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compressContext, type CompressOptions } from '../src/runtime/compress.js';
-import { openaiProfile, validateMessages } from '../src/core/validate/validate.js';
+import { compressContext, type CompressOptions } from '../src/index.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { SUPPORTED_FORMATS } from '../src/formats/registry.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { CORPUS_PATH, corpusDescribe, loadCorpus } from './helpers/corpus.js';
 
 /** These tests run the built CLI as a child process: `npm run build` (or `npm test`) first. */

@@ -1,8 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { validateMessages, openaiProfile } from '../src/core/validate/validate.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { generateConversation, modelRequestEnds, mulberry32 } from '../bench/fixtures/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 
 /** Ids of each assistant turn's calls, in order. */
 function callTurns(messages: readonly OpenAIChatMessage[]): string[][] {
@@ -91,14 +92,6 @@ describe('generateConversation', () => {
   test('rejects a length that is not a non-negative integer', () => {
     expect(() => generateConversation({ messages: -1, seed: 1 })).toThrow(RangeError);
     expect(() => generateConversation({ messages: 2.5, seed: 1 })).toThrow(RangeError);
-  });
-
-  test('is fast: 20k messages well under a second and a half', () => {
-    generateConversation({ messages: 2000, seed: 2 });
-    const t0 = performance.now();
-    const msgs = generateConversation({ messages: 20_000, seed: 1 });
-    expect(msgs).toHaveLength(20_000);
-    expect(performance.now() - t0).toBeLessThan(1500);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { compressContext } from '../src/runtime/compress.js';
-import { openaiProfile, validateMessages } from '../src/core/validate/validate.js';
+import { compressContext } from '../src/index.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 import { expectSafeView } from './helpers/view-checks.js';

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { validateMessages, openaiProfile } from '../src/core/validate/validate.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { generateConversation } from '../bench/fixtures/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { createCompressor, type Compressor } from '../src/runtime/compressor.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
+import type { Summarizer } from '../src/summarize/summarizer.js';
 import { scriptedSummarizer } from './helpers/test-summarizers.js';
 
 const counter = createTokenCounter();
@@ -98,54 +100,128 @@ function markChat(msgs: OpenAIChatMessage[], tag: string): OpenAIChatMessage[] {
   });
 }
 
-async function load(summarizerDelay: (() => number) | null) {
-  const perChat = new Map<string, ReturnType<typeof scriptedSummarizer>>();
-  const summarizer = summarizerDelay === null ? null : {
-    name: 'per-chat',
+/** Resolves once `condition()` holds, checking once per event-loop turn (no clock involved). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** One line of the event log of the load test. */
+type LoadEvent =
+  | { readonly event: 'summary:start' | 'summary:end'; readonly chat: string }
+  | { readonly event: 'response'; readonly chat: string; readonly whileSummarizing: boolean }
+  | { readonly event: 'release' | 'liveness guard opened the gate' };
+
+/**
+ * A summarizer shared by all chats whose calls finish only when the test lets them: `release()`
+ * ends every call waiting now, `open()` also lets later calls through at once. It tells chats
+ * apart by their `[chat-k]` tag, logs when a chat's call starts and ends, and records the most
+ * calls of one chat inside it at the same time.
+ */
+function gatedSummarizer(log: LoadEvent[]) {
+  let waiting: Array<() => void> = [];
+  let opened = false;
+  const inside = new Map<string, number>();
+  const maxConcurrent = new Map<string, number>();
+  const release = () => {
+    const now = waiting;
+    waiting = [];
+    for (const finish of now) finish();
+  };
+  const summarizer: Summarizer = {
+    name: 'gated',
     inputBudgetTokens: 1_000_000,
-    summarize(req: Parameters<ReturnType<typeof scriptedSummarizer>['summarize']>[0]) {
-      const tag = req.messages.map((e) => e.text).join(' ').match(/\[chat-\d+\]/)?.[0] ?? 'unknown';
-      let s = perChat.get(tag);
-      if (!s) perChat.set(tag, (s = scriptedSummarizer(summarizerDelay)));
-      return s.summarize(req);
+    async summarize(req) {
+      const chat = req.messages.map((e) => e.text).join(' ').match(/\[(chat-\d+)\]/)?.[1] ?? 'unknown';
+      inside.set(chat, (inside.get(chat) ?? 0) + 1);
+      maxConcurrent.set(chat, Math.max(maxConcurrent.get(chat) ?? 0, inside.get(chat)!));
+      log.push({ event: 'summary:start', chat });
+      try {
+        if (!opened) {
+          await new Promise<void>((resolve, reject) => {
+            waiting.push(resolve);
+            req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true });
+          });
+        }
+        log.push({ event: 'summary:end', chat });
+        return `${req.previousSummary ?? ''}\nfolded ${req.messages.length} messages`.trim();
+      } finally {
+        inside.set(chat, inside.get(chat)! - 1);
+      }
     },
   };
-  const c = track(createCompressor({ maxContextTokens: 4000, compressionThresholdTokens: 1500, summarizer, concurrency: 4, counter }));
-  let jobs = 0;
-  c.on('summary:start', () => jobs++);
-  const chats = Array.from({ length: 20 }, (_, k) => ({ id: `chat-${k}`, msgs: markChat(history(100 + k, 80), `[chat-${k}]`) }));
-  const outcomes = { started: 0, coalesced: 0, other: 0 };
-  const latencies: number[] = [];
-  const wrapped = c.wrap(async (req: { messages: OpenAIChatMessage[]; chatId: string }) => req.messages.length);
-  await Promise.all(Array.from({ length: 200 }, (_, k) => chats[k % 20]).map(async (chat, k) => {
-    await new Promise((r) => setTimeout(r, (k * 7) % 40));
-    const t0 = performance.now();
-    await wrapped({ messages: chat.msgs, chatId: chat.id });
-    latencies.push(performance.now() - t0);
-    const outcome = c.schedule(chat.id, chat.msgs);
-    if (outcome === 'started') outcomes.started++;
-    else if (outcome === 'coalesced') outcomes.coalesced++;
-    else outcomes.other++;
-  }));
-  await c.drain();
-  latencies.sort((a, b) => a - b);
-  return { perChat, outcomes, jobs, median: latencies[latencies.length >> 1], p95: latencies[Math.floor(latencies.length * 0.95)] };
+  return {
+    summarizer,
+    maxConcurrent,
+    /** True while a call for `chat` is inside the summarizer (held at the gate). */
+    summarizing: (chat: string) => (inside.get(chat) ?? 0) > 0,
+    /** Calls waiting at the gate now. */
+    held: () => waiting.length,
+    release,
+    open() {
+      opened = true;
+      release();
+    },
+  };
 }
 
 describe('per-chat locking and coalescing', () => {
   test('200 concurrent requests over 20 chats: one job per chat at a time, every trigger run or coalesced, no request waits', async () => {
-    const without = await load(null);
-    const withSummaries = await load(() => 50 + Math.floor(Math.random() * 150));
-    expect(withSummaries.perChat.size).toBe(20);
-    for (const s of withSummaries.perChat.values()) expect(s.maxConcurrent).toBe(1);
+    const log: LoadEvent[] = [];
+    const gate = gatedSummarizer(log);
+    const c = track(createCompressor({ maxContextTokens: 4000, compressionThresholdTokens: 1500, summarizer: gate.summarizer, concurrency: 4, counter }));
+    let jobs = 0;
+    c.on('summary:start', () => jobs++);
+    const chats = Array.from({ length: 20 }, (_, k) => ({ id: `chat-${k}`, msgs: markChat(history(100 + k, 80), `[chat-${k}]`) }));
+    const outcomes = { started: 0, coalesced: 0, other: 0 };
+    const wrapped = c.wrap(async (req: { messages: OpenAIChatMessage[]; chatId: string }) => req.messages.length);
+    // Five waves of 40 concurrent requests, two per chat. No summary can finish during a wave:
+    // the summarizer holds every call until the wave is over, and from the second wave on some
+    // chats' summaries are already held when their requests come. A request that waited for a
+    // summary would never resolve; the guard then opens the gate (it never fires otherwise, it
+    // is no speed limit) so that the test fails on the log below instead of hanging.
+    let guardFired = false;
+    const guard = setTimeout(() => {
+      guardFired = true;
+      log.push({ event: 'liveness guard opened the gate' });
+      gate.open();
+    }, 30_000);
+    for (let wave = 0; wave < 5; wave++) {
+      await Promise.all([...chats, ...chats].map(async (chat) => {
+        await wrapped({ messages: chat.msgs, chatId: chat.id });
+        log.push({ event: 'response', chat: chat.id, whileSummarizing: gate.summarizing(chat.id) });
+        const outcome = c.schedule(chat.id, chat.msgs);
+        if (outcome === 'started') outcomes.started++;
+        else if (outcome === 'coalesced') outcomes.coalesced++;
+        else outcomes.other++;
+      }));
+      log.push({ event: 'release' });
+      gate.release();
+      // Let the next jobs reach the summarizer before the next wave comes.
+      if (wave < 4) await until(() => gate.held() > 0 || guardFired);
+    }
+    clearTimeout(guard);
+    gate.open();
+    await c.drain();
+
+    // Every request resolved while the summaries were held: each wave's 40 responses came before its release.
+    const requestSide = log.filter((e) => e.event === 'response' || e.event === 'release' || e.event === 'liveness guard opened the gate').map((e) => e.event);
+    expect(requestSide).toEqual(Array.from({ length: 5 }, () => [...Array<string>(40).fill('response'), 'release']).flat());
+    // And some of them while their own chat's summary was running: the request resolved before
+    // that chat's summarizer finished.
+    const servedDuringOwnSummary = log.filter((e): e is LoadEvent & { event: 'response' } => e.event === 'response' && e.whileSummarizing);
+    // (Waves 2 to 5 each start with at least one chat's summary held: at least 4 x 2 requests.)
+    expect(servedDuringOwnSummary.length).toBeGreaterThanOrEqual(8);
+    for (const chat of new Set(servedDuringOwnSummary.map((e) => e.chat))) {
+      const own = log.filter((e) => 'chat' in e && e.chat === chat).map((e) => e.event);
+      expect(own.indexOf('response', own.indexOf('summary:start'))).toBeLessThan(own.indexOf('summary:end'));
+    }
+
+    expect(gate.maxConcurrent.size).toBe(20);
+    for (const max of gate.maxConcurrent.values()) expect(max).toBe(1);
     // Each request triggers twice (wrap after the response, then schedule()): each is run or coalesced.
-    expect(withSummaries.outcomes.other).toBe(0);
-    expect(withSummaries.outcomes.started + withSummaries.outcomes.coalesced).toBe(200);
-    expect(withSummaries.jobs).toBeGreaterThanOrEqual(20);
-    // A request that waited for a summary would carry its 50–200 ms; measured, not tightly asserted.
-    const diff = withSummaries.median - without.median;
-    console.log(`request latency median ${without.median.toFixed(2)} ms without summarizer, ${withSummaries.median.toFixed(2)} ms with (p95 ${without.p95.toFixed(2)} / ${withSummaries.p95.toFixed(2)})`);
-    expect(diff).toBeLessThan(50);
+    expect(outcomes.other).toBe(0);
+    expect(outcomes.started + outcomes.coalesced).toBe(200);
+    expect(jobs).toBeGreaterThanOrEqual(20);
   });
 
   test('two quick triggers on one chat start one job; the second is folded into it', async () => {

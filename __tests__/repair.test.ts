@@ -1,8 +1,10 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { MISSING_RESULT_TEXT, repairHistory } from '../src/core/repair.js';
-import { openaiProfile, validateMessages } from '../src/core/validate/validate.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { repairHistory } from '../src/formats/profiles.js';
+import { MISSING_RESULT_TEXT } from '../src/core/repair.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { brokenHistory, validHistory } from './helpers/arbitraries.js';
 import { propertyParams } from './helpers/property-runs.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { generateConversation } from '../bench/fixtures/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { createCompressor } from '../src/runtime/compressor.js';
 import { createExtractiveSummarizer } from '../src/summarize/extractive.js';
 import { entryTokens } from '../src/summarize/rolling.js';

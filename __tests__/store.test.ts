@@ -4,7 +4,6 @@ import fc from 'fast-check';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hashCoveredIds } from '../src/store/hash.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite-store.js';
 import type { ChatState, StateStore } from '../src/store/state.js';
@@ -32,8 +31,6 @@ function stateOf(chatId: string, version: number, extra: Partial<ChatState> = {}
     version,
     summary: `summary ${version} of ${chatId}`,
     coveredIds,
-    coveredHash: hashCoveredIds(coveredIds),
-    headLength: version % 4,
     summarizer: 'extractive',
     model: `model-${version}`,
     tokensBefore: 1000 * version,
@@ -83,20 +80,20 @@ describe.each(stores)('%s: StateStore contract', (_name, make) => {
   });
 
   test('state.version must be expectedVersion + 1, and expectedVersion a whole number >= 0', async () => {
-    await expect(store.commit(stateOf('a', 3), 0)).rejects.toThrow(/state\.version must be expectedVersion \+ 1 = 1, got 3/);
+    await expect(store.commit(stateOf('a', 3), 0)).rejects.toThrow(/state\.version: must be expectedVersion \+ 1 = 1, got 3/);
     await expect(store.commit(stateOf('a', 1), 1)).rejects.toThrow(/state\.version/);
-    await expect(store.commit(stateOf('a', 0), -1)).rejects.toThrow(/expectedVersion must be a whole number/);
+    await expect(store.commit(stateOf('a', 0), -1)).rejects.toThrow(/expectedVersion: must be a whole number/);
     await expect(store.commit(stateOf('a', 2), 0.5)).rejects.toThrow(/expectedVersion/);
     await expect(store.get('a')).resolves.toBeUndefined();
     expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
-    await expect(store.commit(stateOf('a', 1), 1)).rejects.toThrow(/state\.version must be expectedVersion \+ 1 = 2, got 1/);
+    await expect(store.commit(stateOf('a', 1), 1)).rejects.toThrow(/state\.version: must be expectedVersion \+ 1 = 2, got 1/);
     expect((await store.get('a'))?.version).toBe(1);
   });
 
   test('malformed fields are rejected naming the field, and nothing is written', async () => {
     const bad = (extra: Record<string, unknown>) => ({ ...stateOf('a', 1), ...extra }) as unknown as ChatState;
-    await expect(store.commit(bad({ summary: 42 }), 0)).rejects.toThrow(/state\.summary must be a string/);
-    await expect(store.commit(bad({ coveredIds: ['x', 7] }), 0)).rejects.toThrow(/state\.coveredIds\[1\] must be a string/);
+    await expect(store.commit(bad({ summary: 42 }), 0)).rejects.toThrow(/state\.summary: must be a string/);
+    await expect(store.commit(bad({ coveredIds: ['x', 7] }), 0)).rejects.toThrow(/state\.coveredIds\[1\]: must be a string/);
     await expect(store.commit(bad({ tokensAfter: -1 }), 0)).rejects.toThrow(/state\.tokensAfter/);
     await expect(store.commit(bad({ chatId: '' }), 0)).rejects.toThrow(/state\.chatId/);
     await expect(store.get('a')).resolves.toBeUndefined();
@@ -109,8 +106,6 @@ describe.each(stores)('%s: StateStore contract', (_name, make) => {
       version: 1,
       summary: 'Résumé: the user 👩‍💻 asked about 東京 → flights; e\u0301 vs é; tab\tnewline\nquote"\u0000end',
       coveredIds,
-      coveredHash: hashCoveredIds(coveredIds),
-      headLength: 3,
       summarizer: 'llm',
       model: 'gpt-4o-mini',
       tokensBefore: 123_456,
@@ -130,7 +125,7 @@ describe.each(stores)('%s: StateStore contract', (_name, make) => {
     expect(noModel).toEqual(withoutModel);
     expect(noModel && 'model' in noModel).toBe(false);
 
-    const empty = stateOf('c', 1, { summary: '', coveredIds: [], coveredHash: hashCoveredIds([]), headLength: 0 });
+    const empty = stateOf('c', 1, { summary: '', coveredIds: [] });
     expect(await store.commit(empty, 0)).toBe(true);
     expect(await store.get('c')).toEqual(empty);
   });
@@ -222,7 +217,7 @@ describe('MemoryStore and SqliteStore agree', () => {
             const current = versions.get(o.chat) ?? 0;
             const wins = o.bump === 1 && o.expected === current;
             if (o.bump === 1) expect(m).toBe(wins);
-            else expect(String(m)).toMatch(/state\.version must be expectedVersion \+ 1/);
+            else expect(String(m)).toMatch(/state\.version: must be expectedVersion \+ 1/);
             if (wins) versions.set(o.chat, current + 1);
           }
           if (o.kind === 'delete') versions.delete(o.chat);
@@ -267,7 +262,7 @@ describe('SqliteStore on a real file', () => {
       // STRICT table: the primary key is NOT NULL too (a plain SQLite table would allow a NULL key).
       expect(columns.map((c) => `${c.name} ${c.type}${c.notnull ? ' NOT NULL' : ''}${c.pk ? ' PK' : ''}`)).toEqual([
         'chat_id TEXT NOT NULL PK', 'version INTEGER NOT NULL', 'summary TEXT NOT NULL', 'covered_ids TEXT NOT NULL',
-        'covered_hash TEXT NOT NULL', 'head_length INTEGER NOT NULL', 'summarizer TEXT NOT NULL', 'model TEXT',
+        'summarizer TEXT NOT NULL', 'model TEXT',
         'tokens_before INTEGER NOT NULL', 'tokens_after INTEGER NOT NULL', 'created_at TEXT NOT NULL', 'updated_at TEXT NOT NULL',
       ]);
       const row = raw.prepare('SELECT covered_ids, model FROM chat_state WHERE chat_id = ?').get('a') as { covered_ids: string; model: string };
@@ -288,6 +283,28 @@ describe('SqliteStore on a real file', () => {
     const bytes = readFileSync(file());
     expect(() => SqliteStore.open(file())).toThrow(new RegExp(`schema version ${SQLITE_SCHEMA_VERSION + 1} is newer than this ctxfold supports`));
     expect(readFileSync(file()).equals(bytes)).toBe(true);
+  });
+
+  test('a file written by schema 1 (with covered_hash and head_length) is migrated and its states read back', async () => {
+    const raw = new Database(file());
+    raw.exec(`CREATE TABLE chat_state (chat_id TEXT PRIMARY KEY, version INTEGER NOT NULL, summary TEXT NOT NULL,
+      covered_ids TEXT NOT NULL, covered_hash TEXT NOT NULL, head_length INTEGER NOT NULL, summarizer TEXT NOT NULL,
+      model TEXT, tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL) STRICT`);
+    const old = stateOf('old', 3);
+    raw.prepare(`INSERT INTO chat_state VALUES (?, ?, ?, ?, 'deadbeef', 1, ?, ?, ?, ?, ?, ?)`).run(
+      old.chatId, old.version, old.summary, JSON.stringify(old.coveredIds), old.summarizer, old.model ?? null, old.tokensBefore, old.tokensAfter, old.createdAt, old.updatedAt,
+    );
+    raw.pragma('user_version = 1');
+    raw.close();
+    const store = track(SqliteStore.open(file()));
+    expect(await store.get('old')).toEqual(old);
+    expect(await store.commit(stateOf('old', 4), 3)).toBe(true);
+    const check = new Database(file(), { readonly: true });
+    const columns = (check.pragma('table_info(chat_state)') as { name: string }[]).map((c) => c.name);
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    check.close();
+    expect(columns).not.toContain('covered_hash');
+    expect(columns).not.toContain('head_length');
   });
 
   test('two stores on the same file see each other\'s commits, and compare-and-set holds between them', async () => {
@@ -342,22 +359,5 @@ describe('SqliteStore on a real file', () => {
     await store.delete('broken');
     expect(await store.commit(stateOf('broken', 1), 0)).toBe(true);
     expect(await store.get('broken')).toEqual(stateOf('broken', 1));
-  });
-});
-
-describe('hashCoveredIds', () => {
-  test('is sha1 hex over the ids joined with newlines (checked against published sha1 vectors)', () => {
-    expect(hashCoveredIds([])).toBe('da39a3ee5e6b4b0d3255bfef95601890afd80709'); // sha1("")
-    expect(hashCoveredIds(['abc'])).toBe('a9993e364706816aba3e25717850c26c9cd0d89d'); // FIPS 180 "abc"
-    expect(hashCoveredIds(['a', 'b'])).toBe('fcd127ffa1016069006ad91f3f361248f9bdf272'); // sha1("a\nb")
-  });
-
-  test('changes when an id changes, is removed, or the order changes', () => {
-    const ids = Array.from({ length: 50 }, (_, i) => `${i}:fp${i}`);
-    const base = hashCoveredIds(ids);
-    expect(hashCoveredIds([...ids])).toBe(base);
-    expect(hashCoveredIds(ids.slice(0, -1))).not.toBe(base);
-    expect(hashCoveredIds([ids[1]!, ids[0]!, ...ids.slice(2)])).not.toBe(base);
-    expect(hashCoveredIds(ids.map((id, i) => (i === 25 ? `${id}x` : id)))).not.toBe(base);
   });
 });

@@ -3,6 +3,9 @@ import type { TranscriptEntry } from '../src/formats/lens.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { createExtractiveSummarizer } from '../src/summarize/extractive.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
+import { transcriptOf } from '../src/core/transcript.js';
+import { InputError } from '../src/errors.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 
 const count = createTokenCounter().text;
@@ -22,7 +25,7 @@ function section(summary: string, name: string): string[] {
 }
 
 function entries(messages: Parameters<typeof openaiChatLens.transcript>[0][]): TranscriptEntry[] {
-  return messages.map((m) => openaiChatLens.transcript(m));
+  return transcriptOf(messages, openaiChatLens);
 }
 
 /** One round of a synthetic support chat about order `ORD-<n>`. */
@@ -54,15 +57,16 @@ describe('extractive summarizer', () => {
     expect(section(summary, 'Conclusions').join(' ')).toContain('has shipped');
   });
 
-  test('records tool errors with the tool name, and does not take data that mentions a failure for an error', async () => {
-    const summary = await createExtractiveSummarizer().summarize({
-      messages: [
-        { role: 'assistant', text: '', calls: [{ id: 'a', name: 'cancel_reservation', arguments: '{"reservation_id":"ZZZ999"}' }, { id: 'b', name: 'get_logs', arguments: '{}' }], results: [] },
-        { role: 'tool', text: '', calls: [], results: [{ id: 'a', content: 'Error: reservation ZZZ999 not found' }] },
-        { role: 'tool', text: '', calls: [], results: [{ id: 'b', content: '{"status":"ok","note":"the previous export failed"}' }] },
-      ],
-      signal: live(),
-    });
+  test('records tool errors with the tool name (paired by the structure scan), and does not take data that mentions a failure for an error', async () => {
+    const history: OpenAIChatMessage[] = [
+      { role: 'assistant', content: null, tool_calls: [
+        { id: 'a', type: 'function', function: { name: 'cancel_reservation', arguments: '{"reservation_id":"ZZZ999"}' } },
+        { id: 'b', type: 'function', function: { name: 'get_logs', arguments: '{}' } },
+      ] },
+      { role: 'tool', tool_call_id: 'b', content: '{"status":"ok","note":"the previous export failed"}' },
+      { role: 'tool', tool_call_id: 'a', content: 'Error: reservation ZZZ999 not found' },
+    ];
+    const summary = await createExtractiveSummarizer().summarize({ messages: transcriptOf(history, openaiChatLens), signal: live() });
     expect(section(summary, 'Errors')).toEqual(['cancel_reservation: Error: reservation ZZZ999 not found']);
   });
 
@@ -161,7 +165,7 @@ describe('extractive summarizer', () => {
   });
 
   test('rejects a budget too small to hold anything', () => {
-    expect(() => createExtractiveSummarizer({ maxSummaryTokens: 10 })).toThrow(RangeError);
+    expect(() => createExtractiveSummarizer({ maxSummaryTokens: 10 })).toThrow(InputError);
     expect(() => createExtractiveSummarizer({ inputBudgetTokens: 0 })).toThrow(/inputBudgetTokens/);
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import type { TranscriptEntry } from '../src/formats/lens.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
+import { abortableSleep } from '../src/summarize/backoff.js';
 import { createLlmSummarizer, LlmSummarizerError, type LlmSummarizerOptions } from '../src/summarize/llm.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 import { startFakeLlmServer, type FakeLlmServer } from './helpers/fake-llm-server.js';
@@ -35,15 +36,64 @@ interface SentBody {
 
 const sent = (i: number) => server.requests[i].body as SentBody;
 
-/** Runs `work`, returning how it settled and after how many milliseconds. */
-async function timed(work: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
-  const start = Date.now();
+/** Runs `work`, returning the error it rejected with (undefined when it resolved). */
+async function settle(work: Promise<unknown>): Promise<{ error: unknown }> {
   try {
     await work;
-    return { error: undefined, ms: Date.now() - start };
+    return { error: undefined };
   } catch (error) {
-    return { error, ms: Date.now() - start };
+    return { error };
   }
+}
+
+/**
+ * A `sleep` for the summarizer that waits for nothing: it records each delay asked for and how
+ * many requests the server had received by then, and rejects like the real one when the signal
+ * has aborted. The retry delays become data to assert on instead of wall-clock gaps.
+ */
+function recordingSleep() {
+  const waits: Array<{ ms: number; afterRequests: number }> = [];
+  const sleep = async (ms: number, signal: AbortSignal) => {
+    waits.push({ ms, afterRequests: server.requests.length });
+    signal.throwIfAborted();
+  };
+  return { waits, sleep };
+}
+
+/**
+ * Reference timers started together with the work under test. Node fires timers in the order
+ * they expire, so timers started in the same tick fire in the order of their delays however slow
+ * or loaded the machine is: "the time limit fired after the 250 ms marker and before the 2000 ms
+ * one" is an order of events, not a stopwatch reading. `fired` lists the markers fired so far.
+ */
+function markers(...delays: number[]) {
+  const fired: string[] = [];
+  const timers = delays.map((ms) => setTimeout(() => fired.push(`${ms} ms`), ms));
+  return { fired, stop: () => timers.forEach(clearTimeout) };
+}
+
+/** Resolves once `condition()` holds, checking once per event-loop turn (no clock involved). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Follows a promise: `log` gets `settled` when it settles. Used to check that something settles
+ * before the event loop's next turn, i.e. at once, whatever the machine's speed.
+ */
+function follow(work: Promise<unknown>, log: string[]): Promise<{ error: unknown }> {
+  return settle(work).then((outcome) => {
+    log.push('settled');
+    return outcome;
+  });
+}
+
+/** Logs `next turn` on the event loop's next macrotask turn (after every pending microtask). */
+function nextTurn(log: string[]): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => {
+    log.push('next turn');
+    resolve();
+  }));
 }
 
 describe('LLM summarizer: the request', () => {
@@ -110,7 +160,7 @@ describe('LLM summarizer: failures', () => {
 
   test('gives up after `retries` retries and names the status and the server message', async () => {
     server.enqueue({ status: 503, body: { error: { message: 'overloaded, try later' } } }, 5);
-    const { error } = await timed(summarizer({ retries: 2 }).summarize({ messages: chat, signal: live() }));
+    const { error } = await settle(summarizer({ retries: 2 }).summarize({ messages: chat, signal: live() }));
     expect(error).toBeInstanceOf(LlmSummarizerError);
     const e = error as LlmSummarizerError;
     expect(e).toMatchObject({ status: 503, attempts: 3, kind: 'status', retryable: true });
@@ -122,21 +172,29 @@ describe('LLM summarizer: failures', () => {
   test('429 waits for retry-after before retrying', async () => {
     server.enqueue({ status: 429, retryAfter: 1 });
     server.enqueue({ content: 'after the wait' });
-    await expect(summarizer({ retryBaseMs: 1 }).summarize({ messages: chat, signal: live() })).resolves.toBe('after the wait');
+    const { waits, sleep } = recordingSleep();
+    await expect(summarizer({ retryBaseMs: 1, sleep }).summarize({ messages: chat, signal: live() })).resolves.toBe('after the wait');
     expect(server.requests).toHaveLength(2);
-    expect(server.requests[1].receivedAt - server.requests[0].receivedAt).toBeGreaterThanOrEqual(950);
+    // One wait, of the 1 s the server asked for (not the 1 ms backoff), between the two requests.
+    expect(waits).toEqual([{ ms: 1000, afterRequests: 1 }]);
   });
 
   test('429 without retry-after backs off from retryBaseMs', async () => {
     server.enqueue({ status: 429 });
     server.enqueue({ content: 'quick' });
-    await expect(summarizer({ retryBaseMs: 1 }).summarize({ messages: chat, signal: live() })).resolves.toBe('quick');
-    expect(server.requests[1].receivedAt - server.requests[0].receivedAt).toBeLessThan(500);
+    const { waits, sleep } = recordingSleep();
+    await expect(summarizer({ retryBaseMs: 100, sleep }).summarize({ messages: chat, signal: live() })).resolves.toBe('quick');
+    expect(server.requests).toHaveLength(2);
+    // The first retry waits retryBaseMs with equal jitter: between half of it and all of it.
+    expect(waits).toHaveLength(1);
+    expect(waits[0].afterRequests).toBe(1);
+    expect(waits[0].ms).toBeGreaterThanOrEqual(50);
+    expect(waits[0].ms).toBeLessThanOrEqual(100);
   });
 
   test.each([400, 401, 404, 422])('does not retry %i and says why', async (status) => {
     server.enqueue({ status, body: { error: { message: `model summary-model: problem ${status}` } } });
-    const { error } = await timed(summarizer({ retries: 3 }).summarize({ messages: chat, signal: live() }));
+    const { error } = await settle(summarizer({ retries: 3 }).summarize({ messages: chat, signal: live() }));
     expect(error).toBeInstanceOf(LlmSummarizerError);
     expect(error).toMatchObject({ status, attempts: 1, retryable: false });
     expect((error as Error).message).toContain(`${status}`);
@@ -150,7 +208,7 @@ describe('LLM summarizer: failures', () => {
     ['blank content', JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: '  \n ' } }] }), /empty/],
   ])('%s is an error, retried once at most', async (_label, garbage, message) => {
     server.enqueue({ garbage }, 3);
-    const { error } = await timed(summarizer({ retries: 3 }).summarize({ messages: chat, signal: live() }));
+    const { error } = await settle(summarizer({ retries: 3 }).summarize({ messages: chat, signal: live() }));
     expect(error).toBeInstanceOf(LlmSummarizerError);
     expect(error).toMatchObject({ kind: 'garbage', attempts: 2 });
     expect((error as Error).message).toMatch(message);
@@ -165,12 +223,15 @@ describe('LLM summarizer: failures', () => {
 
   test('a server that never answers times out after about timeoutMs', async () => {
     server.enqueue({ hang: true });
-    const { error, ms } = await timed(summarizer({ timeoutMs: 300, retries: 0 }).summarize({ messages: chat, signal: live() }));
+    const marks = markers(250, 2000);
+    const { error } = await settle(summarizer({ timeoutMs: 300, retries: 0 }).summarize({ messages: chat, signal: live() }));
+    const fired = [...marks.fired];
+    marks.stop();
     expect(error).toBeInstanceOf(LlmSummarizerError);
     expect(error).toMatchObject({ kind: 'timeout', attempts: 1 });
     expect((error as Error).message).toMatch(/300 ms/);
-    expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(2000);
+    // The 300 ms limit, started with the markers, fired after the 250 ms one and before the 2 s one.
+    expect(fired).toEqual(['250 ms']);
   });
 
   test('a timeout is retried like a network error', async () => {
@@ -182,20 +243,32 @@ describe('LLM summarizer: failures', () => {
 
   test('a slow answer is bounded by the same per-attempt timeout', async () => {
     server.enqueue({ content: 'too late', delayMs: 1500 });
-    const { error, ms } = await timed(summarizer({ timeoutMs: 300, retries: 0 }).summarize({ messages: chat, signal: live() }));
+    const marks = markers(1200);
+    const { error } = await settle(summarizer({ timeoutMs: 300, retries: 0 }).summarize({ messages: chat, signal: live() }));
+    const fired = [...marks.fired];
+    marks.stop();
     expect(error).toMatchObject({ kind: 'timeout' });
-    expect(ms).toBeLessThan(1200);
+    // Rejected at the 300 ms limit, not when the answer came (1.5 s after the request arrived).
+    expect(fired).toEqual([]);
   });
 
   test('the caller aborting a hanging request rejects at once with its reason, and nothing is retried', async () => {
     server.enqueue({ hang: true }, 3);
     const controller = new AbortController();
     const reason = new Error('job cancelled');
-    setTimeout(() => controller.abort(reason), 100);
-    const { error, ms } = await timed(summarizer({ timeoutMs: 60_000, retries: 3 }).summarize({ messages: chat, signal: controller.signal }));
+    const { waits, sleep } = recordingSleep();
+    const log: string[] = [];
+    const outcome = follow(summarizer({ timeoutMs: 60_000, retries: 3, sleep }).summarize({ messages: chat, signal: controller.signal }), log);
+    await until(() => server.requests.length === 1);
+    log.push('abort');
+    controller.abort(reason);
+    await nextTurn(log);
+    // If the abort did not end the request, close the server so the test ends (and fails) at once.
+    if (!log.includes('settled')) await server.close();
+    const { error } = await outcome;
+    expect(log).toEqual(['abort', 'settled', 'next turn']);
     expect(error).toBe(reason);
-    expect(ms).toBeLessThan(1000);
-    await new Promise((r) => setTimeout(r, 200));
+    expect(waits).toEqual([]);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -203,10 +276,20 @@ describe('LLM summarizer: failures', () => {
     server.enqueue({ status: 500 });
     const controller = new AbortController();
     const reason = new Error('shutting down');
-    setTimeout(() => controller.abort(reason), 100);
-    const { error, ms } = await timed(summarizer({ retryBaseMs: 20_000 }).summarize({ messages: chat, signal: controller.signal }));
+    const log: string[] = [];
+    // The real sleep (a 10–20 s timer here), watched: the abort comes while it waits.
+    const sleep = (ms: number, signal: AbortSignal) => {
+      log.push('sleeping');
+      return abortableSleep(ms, signal);
+    };
+    const outcome = follow(summarizer({ retryBaseMs: 20_000, sleep }).summarize({ messages: chat, signal: controller.signal }), log);
+    await until(() => log.includes('sleeping'));
+    log.push('abort');
+    controller.abort(reason);
+    await nextTurn(log);
+    const { error } = await outcome;
+    expect(log).toEqual(['sleeping', 'abort', 'settled', 'next turn']);
     expect(error).toBe(reason);
-    expect(ms).toBeLessThan(1000);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -221,7 +304,7 @@ describe('LLM summarizer: failures', () => {
     const gone = await startFakeLlmServer();
     const url = gone.baseURL;
     await gone.close();
-    const { error } = await timed(createLlmSummarizer({ baseURL: url, model: 'm', retries: 2, retryBaseMs: 5 }).summarize({ messages: chat, signal: live() }));
+    const { error } = await settle(createLlmSummarizer({ baseURL: url, model: 'm', retries: 2, retryBaseMs: 5 }).summarize({ messages: chat, signal: live() }));
     expect(error).toBeInstanceOf(LlmSummarizerError);
     expect(error).toMatchObject({ kind: 'network', attempts: 3 });
     expect((error as Error).message).toMatch(/ECONNREFUSED/);

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { validateMessages, openaiProfile } from '../src/core/validate/validate.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { generateConversation } from '../bench/fixtures/conversation.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { createCompressor, type Compressor } from '../src/runtime/compressor.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
@@ -94,7 +95,7 @@ describe('stale jobs and edits', () => {
     // Another writer (a second process on the same store) commits while this job summarizes.
     const external = new Promise<boolean>((resolve) => {
       c.on('summary:start', () => resolve(store.commit({
-        chatId: 's', version: 1, summary: 'written elsewhere', coveredIds: [], coveredHash: '', headLength: 1,
+        chatId: 's', version: 1, summary: 'written elsewhere', coveredIds: [],
         summarizer: 'other', tokensBefore: 0, tokensAfter: 0, createdAt: 'x', updatedAt: 'x',
       }, 0)));
     });

@@ -1,7 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
 import { get_encoding } from 'tiktoken';
-import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
-import { countInPieces, createTokenCounter, MESSAGE_OVERHEAD_TOKENS } from '../src/tokens/counter.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { countInPieces } from '../src/tokens/tiktoken.js';
+import { MESSAGE_OVERHEAD_TOKENS } from '../src/tokens/accounting.js';
+import { compressContext, createHistoryCache } from '../src/index.js';
 import { encodingForModel } from '../src/tokens/tiktoken.js';
 
 const enc = get_encoding('o200k_base');
@@ -37,26 +41,30 @@ describe('token counting', () => {
     expect(counter.message(parts, openaiChatLens)).toBe(exact('hello there') + MESSAGE_OVERHEAD_TOKENS + 1);
   });
 
-  test('a repeated history is counted once: by identity at each position, and by text for a re-parsed copy', () => {
+  test("a chat's repeated history is counted once: by position in its history cache, and by text for a re-parsed copy", () => {
     const counter = createTokenCounter();
+    const cache = createHistoryCache();
     const history: OpenAIChatMessage[] = [
       { role: 'user', content: 'result text that is long enough to be cached '.repeat(5) },
       { role: 'assistant', content: 'short answer' },
     ];
-    const first = counter.messages(history, openaiChatLens);
+    const plan = (messages: OpenAIChatMessage[]) => compressContext(messages, { counter, historyCache: cache, chatId: 'c' }).report.tokensBefore;
+    const first = plan(history);
     const encoded = counter.stats().encoded;
-    // The caller appends to its array and sends it again: known objects are not even looked up.
+    // The caller appends to its array and sends it again: the known messages are matched by position.
     history.push({ role: 'user', content: 'and one more question' });
-    const second = counter.messages(history, openaiChatLens);
-    expect([...second.slice(0, 2)]).toEqual([...first]);
-    expect(counter.stats().identityHits).toBe(2);
-    // A re-parsed copy shares no object, but every text is served from the cache.
+    expect(cache.recall('c', history).shared).toBe(2);
+    const second = plan(history);
+    expect(counter.stats().encoded).toBe(encoded + 1);
+    expect(second).toBe(first + counter.message(history[2], openaiChatLens));
+    // A re-parsed copy shares no object, but equal content still matches by position: nothing is encoded.
     const copy = JSON.parse(JSON.stringify(history)) as OpenAIChatMessage[];
+    expect(cache.recall('c', copy).shared).toBe(3);
     const before = counter.stats().encoded;
-    expect([...counter.messages(copy, openaiChatLens)]).toEqual([...second]);
+    expect(plan(copy)).toBe(second);
     expect(counter.stats().encoded).toBe(before);
-    expect(before).toBeGreaterThan(encoded);
-    expect(counter.message(history[0], openaiChatLens)).toBe(first[0]);
+    // Another chat shares nothing with this one.
+    expect(cache.recall('other', copy).shared).toBe(0);
   });
 
   test('a pluggable text counter replaces tiktoken', () => {

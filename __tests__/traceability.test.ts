@@ -1,6 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
-import { openaiChatLens, type OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
-import { idsOf } from '../src/runtime/fingerprints.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
+import { Fingerprints } from '../src/runtime/fingerprints.js';
+
+const idsOf: Fingerprints['idsOf'] = (...args) => new Fingerprints().idsOf(...args);
 import { createCompressor } from '../src/runtime/compressor.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { createTokenCounter } from '../src/tokens/counter.js';

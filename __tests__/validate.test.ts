@@ -1,8 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import type { RuleId, Violation } from '../src/core/validate/rules.js';
-import { openaiProfile, validateMessages } from '../src/core/validate/validate.js';
-import type { OpenAIChatMessage } from '../src/formats/openai-chat/lens.js';
+import { validateMessages } from '../src/formats/profiles.js';
+import { openaiProfile } from '../src/formats/openai-chat/profile.js';
+import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { brokenHistory, validHistory } from './helpers/arbitraries.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 import { propertyParams } from './helpers/property-runs.js';

@@ -3,7 +3,8 @@
  * window (so every request must be trimmed, and long histories see a realistic fixed window).
  * Tokens are counted with a reference counter that no timed call uses.
  */
-import { openaiChatLens, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import type { OpenAIChatMessage, TokenCounter } from '../src/index.js';
+import { openaiChatLens } from '../src/core/index.js';
 
 /** Budget cap in tokens (a 32k context window). */
 export const BUDGET_CAP_TOKENS = 32_000;

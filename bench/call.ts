@@ -3,7 +3,8 @@
  * input (untimed), time `run`, then check the output (untimed): valid by `openaiProfile`, tokens
  * sent by the reference counter.
  */
-import { validateMessages, openaiProfile, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { validateMessages, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { openaiProfile } from '../src/core/index.js';
 import { viewTokens } from './budget.js';
 import { DeadlineExceeded } from './peer-counter.js';
 import type { BenchSystem } from './systems.js';
@@ -45,6 +46,9 @@ export interface CallSpec {
   readonly record: RequestRecord;
   readonly body: string;
   readonly counter: TokenCounter;
+  /** ctxfold's per-chat history cache and the chat this request belongs to. */
+  readonly historyCache: HistoryCache;
+  readonly chatId: string;
   readonly reference: TokenCounter;
   readonly deadlineSeconds: number;
   readonly hooks?: CallHooks;
@@ -68,7 +72,7 @@ export async function timedCall(system: BenchSystem, spec: CallSpec): Promise<{ 
   const system0 = parsed[0]?.role === 'system' ? parsed[0].content : undefined;
   const input = system.prepare(body, parsed);
   await spec.hooks?.before?.();
-  const ctx = { budget: record.budget, counter: spec.counter, deadlineSeconds: spec.deadlineSeconds, deadline: performance.now() + spec.deadlineSeconds * 1000 };
+  const ctx = { budget: record.budget, counter: spec.counter, historyCache: spec.historyCache, chatId: spec.chatId, deadlineSeconds: spec.deadlineSeconds, deadline: performance.now() + spec.deadlineSeconds * 1000 };
   let output: unknown;
   const t0 = performance.now();
   try {

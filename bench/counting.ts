@@ -3,7 +3,8 @@
  * against raw tiktoken `encode_ordinary` over the same texts (content, call names and arguments,
  * tool results), in MB of UTF-8 per second. Each is run five times, alternating; the fastest run counts.
  */
-import { createTokenCounter, openaiChatLens, type OpenAIChatMessage } from '../src/index.js';
+import { createTokenCounter, type OpenAIChatMessage } from '../src/index.js';
+import { openaiChatLens } from '../src/core/index.js';
 import { peerEncoder } from './peer-counter.js';
 
 /** Throughput of both counters on one history. */

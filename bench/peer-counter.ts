@@ -4,7 +4,7 @@
  * It keeps no cache between requests: that is what a user of those libraries writes.
  */
 import { get_encoding, type Tiktoken } from 'tiktoken';
-import { CALL_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, REQUEST_OVERHEAD_TOKENS } from '../src/tokens/counter.js';
+import { CALL_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, REQUEST_OVERHEAD_TOKENS } from '../src/tokens/accounting.js';
 
 /** Tokens every request costs once (reply priming), added by each peer to its total as ctxfold does. */
 export const PEER_REQUEST_OVERHEAD = REQUEST_OVERHEAD_TOKENS;

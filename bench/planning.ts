@@ -19,7 +19,7 @@ export interface PlanningFigure {
 export async function planningTime(state: ColdState, timeMs: number): Promise<PlanningFigure> {
   const bench = new Bench({ time: timeMs, iterations: 5, warmupTime: Math.min(200, timeMs / 4), warmupIterations: 2, throws: true });
   bench.add(`plan ${state.messages.length}`, () => {
-    compressContext(state.messages, { maxContextTokens: state.budget, counter: state.counter });
+    compressContext(state.messages, { maxContextTokens: state.budget, counter: state.counter, historyCache: state.historyCache, chatId: state.chatId });
   });
   await bench.run();
   const result = bench.tasks[0].result;

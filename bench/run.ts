@@ -3,14 +3,16 @@
  * `npm run bench [-- --quick]`: ctxfold against LangChain trimMessages, the AI SDK's
  * pruneMessages + a budget cut, slice(-N) and JSON.parse, on the shared corpus and on generated
  * histories of 1k–100k messages, cold and replayed. Prints progress and a table, writes
- * bench/results/latest.json and latest.svg. See bench/README.md for what each figure means.
+ * bench/results/latest.json and latest.svg (a `--quick` run writes quick.json and quick.svg instead,
+ * so it never replaces the full figures the README cites). See bench/README.md for each figure.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateConversation } from './fixtures/conversation.js';
-import { createTokenCounter, freeEncoders } from '../src/index.js';
+import { createHistoryCache, createTokenCounter } from '../src/index.js';
+import { freeEncoders } from '../src/tokens/tiktoken.js';
 import { BUDGET_RULE, prefixBudgets } from './budget.js';
 import { timedCall, type RequestRecord } from './call.js';
 import { renderChart } from './chart.js';
@@ -20,6 +22,7 @@ import { canMeasureMemory, MemoryProbe } from './memory.js';
 import { checkGoals, formatGoals } from './goals.js';
 import { planningTime, type PlanningFigure } from './planning.js';
 import { summaryLoopDelay } from './summary-loop.js';
+import { memorySoak } from './memory-soak.js';
 import { runCold, runReplay, type RunSettings } from './runner.js';
 import { formatTable, summarize } from './summary.js';
 import { SYSTEMS } from './systems.js';
@@ -45,6 +48,8 @@ interface Config {
   readonly countingSize: number;
   /** History size for the background-summary event-loop figure. */
   readonly summarySize: number;
+  /** Memory soak: requests spread round-robin over this many chats. */
+  readonly soak: { readonly chats: number; readonly requests: number };
 }
 
 const FULL: Config = {
@@ -61,6 +66,7 @@ const FULL: Config = {
   planningTimeMs: 1000,
   countingSize: 2000,
   summarySize: 100_000,
+  soak: { chats: 1000, requests: 100_000 },
 };
 
 const QUICK: Config = {
@@ -72,6 +78,7 @@ const QUICK: Config = {
   planningTimeMs: 300,
   countingSize: 2000,
   summarySize: 10_000,
+  soak: { chats: 200, requests: 10_000 },
 };
 
 const log = (s = '') => process.stdout.write(`${s}\n`);
@@ -86,7 +93,7 @@ async function warmUp(settings: RunSettings): Promise<void> {
   for (let round = 0; round < 3; round++) {
     for (const system of settings.systems) {
       const record: RequestRecord = { workload: 'warm-up', mode: 'cold', system: system.name, point: '0', messages: history.length, budget };
-      await timedCall(system, { record, body, counter: createTokenCounter(), reference, deadlineSeconds: settings.deadlineSeconds });
+      await timedCall(system, { record, body, counter: createTokenCounter(), historyCache: createHistoryCache(), chatId: 'warm-up', reference, deadlineSeconds: settings.deadlineSeconds });
     }
   }
 }
@@ -159,6 +166,10 @@ async function main(): Promise<void> {
   const summaryLoop = await summaryLoopDelay(config.summarySize);
   log(`  request ${summaryLoop.requestMs.toFixed(0)} ms (loop p99 ${summaryLoop.requestLoopDelayP99Ms.toFixed(1)} ms); job ${summaryLoop.jobMs.toFixed(0)} ms, ${summaryLoop.summarizerCalls} summarizer calls, ${summaryLoop.coveredMessages} messages covered; loop p99 ${summaryLoop.loopDelayP99Ms.toFixed(1)} ms, max ${summaryLoop.loopDelayMaxMs.toFixed(1)} ms`);
 
+  log(`\n== memory over ${config.soak.requests} requests spread over ${config.soak.chats} chats (RSS and heap after a forced GC)`);
+  const memory = await memorySoak(config.soak.chats, config.soak.requests);
+  for (const f of memory) log(`  ${f.system.padEnd(30)} ${f.checkpoints.map((c) => `${c.requests} req: rss ${c.rssMB.toFixed(0)} MB, heap ${c.heapMB.toFixed(0)} MB`).join(' | ')} (${f.seconds.toFixed(1)} s)`);
+
   const rows = summarize(records);
   log('\n== results (time per request; ratios are ctxfold time / other system time on the same requests)');
   log(formatTable(rows));
@@ -197,14 +208,17 @@ async function main(): Promise<void> {
     counting,
     eventLoop,
     backgroundSummary: summaryLoop,
+    memorySoak: memory,
     goals,
     replaySeries: generatedReplays.map((r) => ({ workload: r.workload, system: r.system, messages: r.messages, ms: r.ms })),
   };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(dir, 'latest.svg'), renderChart(generatedReplays, SYSTEMS.map((s) => s.name), `${machine.cpu}, ${machine.cores} cores, node ${machine.node}, ${date.slice(0, 10)} (${quick ? 'quick' : 'full'} run)`));
-  log(`\nwrote bench/results/latest.json and bench/results/latest.svg; wall time ${wallSeconds.toFixed(1)} s`);
+  // Only a full run replaces the figures the README cites; a quick run writes beside them.
+  const name = quick ? 'quick' : 'latest';
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(dir, `${name}.svg`), renderChart(generatedReplays, SYSTEMS.map((s) => s.name), `${machine.cpu}, ${machine.cores} cores, node ${machine.node}, ${date.slice(0, 10)} (${quick ? 'quick' : 'full'} run)`));
+  log(`\nwrote bench/results/${name}.json and bench/results/${name}.svg; wall time ${wallSeconds.toFixed(1)} s`);
   await probe?.stop();
   freeEncoders();
 }

@@ -4,7 +4,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTokenCounter, openaiChatLens, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { createHistoryCache, createTokenCounter, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { openaiChatLens } from '../src/core/index.js';
 import { prefixBudgets } from './budget.js';
 import { timedCall, type CallHooks, type RequestRecord } from './call.js';
 import { canMeasureMemory, type MemoryProbe } from './memory.js';
@@ -23,6 +24,8 @@ export interface RunSettings {
 export interface ColdState {
   readonly messages: OpenAIChatMessage[];
   readonly counter: TokenCounter;
+  readonly historyCache: HistoryCache;
+  readonly chatId: string;
   readonly budget: number;
 }
 
@@ -89,12 +92,14 @@ export async function runCold(w: Workload, s: RunSettings): Promise<{ records: R
     for (const system of rotated(s.systems, h)) {
       if (system.replayOnly) continue;
       const counter = createTokenCounter();
+      const historyCache = createHistoryCache();
+      const chatId = `${w.name}:${h}`;
       const record: RequestRecord = { workload: w.name, mode: 'cold', system: system.name, point: `${h}:${history.length}`, messages: history.length, budget };
       const hooks = generated ? (system.name === 'ctxfold' ? loopHooks(s.probe) : s.probe && canMeasureMemory ? memoryHooks(s.probe) : undefined) : undefined;
-      const { input } = await timedCall(system, { record, body, counter, reference, deadlineSeconds: s.deadlineSeconds, hooks });
+      const { input } = await timedCall(system, { record, body, counter, historyCache, chatId, reference, deadlineSeconds: s.deadlineSeconds, hooks });
       records.push(record);
       if (record.timeout) timedOut.add(system.name);
-      if (system.name === 'ctxfold') state = { messages: input as OpenAIChatMessage[], counter, budget };
+      if (system.name === 'ctxfold') state = { messages: input as OpenAIChatMessage[], counter, historyCache, chatId, budget };
       if (generated) {
         const extra = record.loopDelayMaxMs !== undefined ? `, event-loop delay p99 ${record.loopDelayP99Ms!.toFixed(0)} ms` : '';
         s.log(`  ${w.name} cold  ${system.name.padEnd(22)} ${describe(record)}${record.heapDeltaMB !== undefined ? `, heap ${record.heapDeltaMB >= 0 ? '+' : ''}${record.heapDeltaMB.toFixed(0)} MB, peak rss +${record.rssPeakDeltaMB!.toFixed(0)} MB` : ''}${extra}`);
@@ -107,13 +112,15 @@ export async function runCold(w: Workload, s: RunSettings): Promise<{ records: R
 
 /**
  * Replay: for each sampled request, the body of the history so far, parsed fresh per system.
- * ctxfold uses one counter for the whole workload; before a sampled request it is shown the
+ * ctxfold uses one counter and one history cache (a chat per history) for the whole workload,
+ * as one server process would; before a sampled request its counter is shown the
  * request right before it (counted, untimed) when that one was not sampled, as a server would
  * have seen it. Peers listed in `skip` are not run.
  */
 export async function runReplay(w: Workload, s: RunSettings, skip: ReadonlySet<string>): Promise<RequestRecord[]> {
   const records: RequestRecord[] = [];
   const counter = createTokenCounter();
+  const historyCache = createHistoryCache();
   const reference = createTokenCounter();
   const disabled = new Set(skip);
   const total = w.points.reduce((a, p) => a + p.length, 0);
@@ -137,7 +144,7 @@ export async function runReplay(w: Workload, s: RunSettings, skip: ReadonlySet<s
         if (disabled.has(system.name)) continue;
         if (!peers && !system.name.startsWith('ctxfold') && !system.floor) continue;
         const record: RequestRecord = { workload: w.name, mode: 'replay', system: system.name, point: `${h}:${end}`, messages: end, budget };
-        await timedCall(system, { record, body, counter, reference, deadlineSeconds: s.deadlineSeconds });
+        await timedCall(system, { record, body, counter, historyCache, chatId: `${w.name}:${h}`, reference, deadlineSeconds: s.deadlineSeconds });
         records.push(record);
         if (record.timeout) {
           disabled.add(system.name);

@@ -6,7 +6,7 @@
  */
 import { trimMessages } from '@langchain/core/messages';
 import { pruneMessages, type ModelMessage } from 'ai';
-import { compressContext, createCompressor, MemoryStore, type Compressor, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { compressContext, createCompressor, MemoryStore, type Compressor, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
 import { fromModelMessages, toModelMessages } from './ai-sdk-convert.js';
 import { fromLangChain, toLangChain } from './langchain-convert.js';
 import { DeadlineExceeded, PEER_REQUEST_OVERHEAD, peerMessageTokens } from './peer-counter.js';
@@ -20,6 +20,9 @@ export interface RunContext {
   readonly deadlineSeconds: number;
   /** The token counter ctxfold uses for this call (fresh for a cold call, shared for a replay). */
   readonly counter: TokenCounter;
+  /** ctxfold's per-chat history cache (fresh for a cold call, shared for a replay) and the request's chat. */
+  readonly historyCache: HistoryCache;
+  readonly chatId: string;
 }
 
 /** One compared system. */
@@ -47,9 +50,9 @@ function checkDeadline(ctx: RunContext): void {
 
 const ctxfold: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
   name: 'ctxfold',
-  settings: 'compressContext(messages, { maxContextTokens: budget, counter }); counter = createTokenCounter() (o200k_base): fresh for a cold call, one per workload shared by every replay request',
+  settings: 'compressContext(messages, { maxContextTokens: budget, counter, historyCache, chatId }); counter = createTokenCounter() (o200k_base) and historyCache = createHistoryCache(): fresh for a cold call, one per workload shared by every replay request, chatId one per conversation',
   prepare: (_body, parsed) => parsed,
-  run: (messages, ctx) => compressContext(messages, { maxContextTokens: ctx.budget, counter: ctx.counter }).messages,
+  run: (messages, ctx) => compressContext(messages, { maxContextTokens: ctx.budget, counter: ctx.counter, historyCache: ctx.historyCache, chatId: ctx.chatId }).messages,
   view: (out) => out,
 };
 
@@ -58,7 +61,7 @@ const compressors = new WeakMap<object, Compressor>();
 
 const ctxfoldWrap: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
   name: 'ctxfold wrap',
-  settings: "createCompressor({ maxContextTokens: 32000, compressionThresholdTokens: 24000, store: new MemoryStore(), counter }).wrap(handler), one compressor per replayed workload (handler returns the view); extractive summaries run in the background between requests; replay only, and its budget is the workload's cap (32k), not each request's",
+  settings: "createCompressor({ maxContextTokens: 32000, compressionThresholdTokens: 24000, store: new MemoryStore(), counter }).wrap(handler), one compressor per replayed workload, the request's chatId one per conversation (handler returns the view); extractive summaries run in the background between requests; replay only, and its budget is the workload's cap (32k), not each request's",
   replayOnly: true,
   prepare: (_body, parsed) => parsed,
   run: async (messages, ctx) => {
@@ -67,7 +70,7 @@ const ctxfoldWrap: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
       compressor = createCompressor({ maxContextTokens: WRAP_BUDGET, compressionThresholdTokens: 24_000, store: new MemoryStore(), counter: ctx.counter, jobTimeoutMs: 600_000 });
       compressors.set(ctx.counter, compressor);
     }
-    return compressor.wrap(async (request: { messages: OpenAIChatMessage[]; chatId: string }) => request.messages)({ messages, chatId: 'replay' });
+    return compressor.wrap(async (request: { messages: OpenAIChatMessage[]; chatId: string }) => request.messages)({ messages, chatId: ctx.chatId });
   },
   view: (out) => out,
 };

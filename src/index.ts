@@ -1,31 +1,51 @@
-/** ctxfold: keep long LLM conversations inside the context window without breaking tool calling. */
-export { compressContext, type CompressOptions, type CompressReport, type CompressResult, type DroppedMessage } from './runtime/compress.js';
-export type { PlanningOptions, SummaryInput, ToolOutputTrim } from './runtime/options.js';
-export { CtxfoldInputError } from './errors.js';
-export { buildGroups, type Group, type Grouping } from './core/groups.js';
-export { alignCut, headEnd, tailStart, lastUserGroupStart } from './core/boundary.js';
-export { planView, type Plan, type PlanDecisions, type PlanOptions } from './core/plan.js';
-export { validateMessages, openaiProfile, type Profile } from './core/validate/validate.js';
-export type { Rule, RuleId, Violation } from './core/validate/rules.js';
-export { repairHistory, type RepairAction, MISSING_RESULT_TEXT } from './core/repair.js';
-export type { CallRef, FormatName, MessageKind, MessageLens, ResultRef, TranscriptEntry } from './formats/lens.js';
-export { openaiChatLens, type OpenAIChatMessage, type OpenAIToolCall } from './formats/openai-chat/lens.js';
-export { selectLens, SUPPORTED_FORMATS } from './formats/registry.js';
-export { createTokenCounter, type TokenCounter, type TokenCounterOptions, type TextCounter } from './tokens/counter.js';
-export { encodingForModel, freeEncoders } from './tokens/tiktoken.js';
-export { idAt, idsOf } from './runtime/fingerprints.js';
-export type { ChatState, StateStore } from './store/state.js';
+/**
+ * ctxfold: keep long LLM conversations inside the context window without breaking tool calling.
+ *
+ * This entry is the public API a user writes against. The building blocks for writing your own
+ * planner (groups, boundary, plan, structure scan, profiles, lenses) are in `ctxfold/core`; the
+ * SQLite store, which needs the optional `better-sqlite3` package, is in `ctxfold/sqlite`.
+ */
+
+/** Plans a view of a history that fits the budget and that the provider accepts (pure, synchronous). */
+export { compressContext } from './runtime/compress.js';
+/** `compressContext`, summarizing the dropped middle right away (for one-shot and command-line use). */
+export { compressWithSummary } from './runtime/one-shot.js';
+/** The stateful compressor: `wrap(handler)`, per-chat summaries in the background, events. */
+export { createCompressor } from './runtime/compressor.js';
+/** Checks a history against a provider's tool-call rules; violations are worded like its 400 errors. */
+export { validateMessages } from './formats/profiles.js';
+/** Fixes a broken incoming history (missing, orphan and duplicate results) and says what it did. */
+export { repairHistory } from './formats/profiles.js';
+/** Chat states in this process's memory (the default store). */
 export { MemoryStore } from './store/memory-store.js';
-export { SqliteStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from './store/sqlite-store.js';
-export { hashCoveredIds } from './store/hash.js';
-export type { SummarizeRequest, Summarizer } from './summarize/summarizer.js';
-export { createExtractiveSummarizer, type ExtractiveSummarizerOptions } from './summarize/extractive.js';
-export { createLlmSummarizer, LlmSummarizerError, type LlmFailureKind, type LlmSummarizerOptions } from './summarize/llm.js';
-export { summarizeRolling, entryTokens, shortenEntry, type RollingRequest, type RollingResult } from './summarize/rolling.js';
-export { createCompressor, type ChatRequest, type Compressor, type CompressorEvents, type CompressorOptions } from './runtime/compressor.js';
-export { compressWithSummary, type CompressWithSummaryOptions } from './runtime/one-shot.js';
-export { ChatScheduler, type ChatJob, type SchedulerOptions, type TriggerOutcome } from './runtime/scheduler.js';
+/** The offline summarizer: a structured working memory of requests, calls, facts, errors and conclusions. */
+export { createExtractiveSummarizer } from './summarize/extractive.js';
+/** A summarizer on any OpenAI-compatible `/chat/completions` endpoint. */
+export { createLlmSummarizer } from './summarize/llm.js';
+/** A token counter (tiktoken by default) whose text cache is bounded by bytes. */
+export { createTokenCounter } from './tokens/counter.js';
+/** Per-chat memory of recent histories, so a chat's next request costs only its new messages. */
+export { createHistoryCache } from './runtime/history-cache.js';
+/** Options for ctxfold from the valves of Open WebUI's async-context-compression filter. */
+export { fromOpenWebUIValves } from './runtime/open-webui.js';
+/** Errors: the base class, and bad input, store and summarizer failures. */
+export { CtxfoldError, InputError, StoreError, SummarizerError } from './errors.js';
+
+export type { CompressOptions, SummaryInput, ToolOutputTrim } from './runtime/options.js';
+export type { CompressReport, CompressResult, DroppedMessage } from './runtime/compress.js';
+export type { CompressWithSummaryOptions } from './runtime/one-shot.js';
+export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions } from './runtime/compressor.js';
 export type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './runtime/summary-job.js';
-export { defaultChatId } from './runtime/chat-id.js';
-export { countNewInSlices } from './runtime/count-in-slices.js';
-export { analyzeContext, type ContextAnalysis } from './runtime/compress.js';
+export type { HistoryCache, HistoryCacheOptions } from './runtime/history-cache.js';
+export type { OpenWebUIValves } from './runtime/open-webui.js';
+export type { ProfileName } from './formats/profiles.js';
+export type { FormatName, TranscriptEntry } from './formats/lens.js';
+export type { OpenAIChatMessage, OpenAIToolCall } from './formats/openai-chat/types.js';
+export type { Violation } from './core/validate/rules.js';
+export type { RepairAction } from './core/repair.js';
+export type { ChatState, StateStore } from './store/state.js';
+export type { SummarizeRequest, Summarizer } from './summarize/summarizer.js';
+export type { ExtractiveSummarizerOptions } from './summarize/extractive.js';
+export type { LlmSummarizerOptions } from './summarize/llm.js';
+export type { TextCounter, TokenCounter, TokenCounterOptions } from './tokens/counter.js';
+export type { SummarizerFailure } from './errors.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { OpenAIChatMessage, OpenAIContentPart } from '../../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage, OpenAIContentPart } from '../../src/formats/openai-chat/types.js';
 import { mulberry32 } from '../../bench/fixtures/conversation.js';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { OpenAIChatMessage } from '../../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../../src/formats/openai-chat/types.js';
 
 /** Path of the shared corpus of real conversations, beside the project root. */
 export const CORPUS_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');

@@ -1,37 +1,37 @@
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from '@jest/globals';
-import type { CompressResult } from '../../src/runtime/compress.js';
-import { buildGroups } from '../../src/core/groups.js';
-import { repairHistory } from '../../src/core/repair.js';
-import { openaiProfile, validateMessages } from '../../src/core/validate/validate.js';
-import { openaiChatLens, type OpenAIChatMessage } from '../../src/formats/openai-chat/lens.js';
+import type { CompressResult } from '../../src/index.js';
+import { openaiChatLens } from '../../src/formats/openai-chat/lens.js';
+import type { OpenAIChatMessage } from '../../src/formats/openai-chat/types.js';
 import type { TokenCounter } from '../../src/tokens/counter.js';
+import { expectedRepair, matchesAddedResult, pairingProblems, unitStarts } from './oracle.js';
 
 /**
  * Checks a view made by `compressContext` against the history it came from, computing what must
  * hold independently of the planner: the view is valid, the head, system messages and the last
  * user turn are there untouched, every other message is the caller's own object in order (or a
  * reported collapsed copy, a repair's synthetic result, or the summary), and the token figures add up.
+ * Validity, units and repairs are judged by `oracle.ts`, which shares no code with the planner.
  */
 
-/** End (exclusive) of the first `keepFirst` messages rounded out to whole groups. */
+/** End (exclusive) of the first `keepFirst` messages rounded out to whole units. */
 export function expectedHeadEnd(messages: readonly OpenAIChatMessage[], keepFirst: number): number {
   const n = messages.length;
   if (keepFirst <= 0 || n === 0) return 0;
   if (keepFirst >= n) return n;
-  const { groups } = buildGroups(messages, openaiChatLens);
-  return groups.find((g) => g.start <= keepFirst - 1 && keepFirst - 1 < g.end)!.end;
+  const starts = unitStarts(messages);
+  return starts.find((s) => s >= keepFirst) ?? n;
 }
 
 /**
- * Start of the turn the model is answering: the last user message (a user message is always a group
- * of its own in OpenAI Chat), else the start of the last group.
+ * Start of the turn the model is answering: the last user message (a user message is always a unit
+ * of its own in OpenAI Chat), else the start of the last unit.
  */
 export function expectedProtectedStart(messages: readonly OpenAIChatMessage[]): number {
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') return i;
-  const { groups } = buildGroups(messages, openaiChatLens);
-  return groups.length > 0 ? groups[groups.length - 1].start : 0;
+  const starts = unitStarts(messages);
+  return starts.length > 0 ? starts[starts.length - 1] : 0;
 }
 
 const isSystem = (m: OpenAIChatMessage) => m.role === 'system' || m.role === 'developer';
@@ -67,13 +67,15 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
   const { original, result, counter } = v;
   const { messages: out, report } = result;
   const originals = new Set<OpenAIChatMessage>(original);
-  const ref = repairHistory(original).messages;
+  const repaired = expectedRepair(original);
+  const ref = repaired.messages;
   const n = ref.length;
   const hEnd = expectedHeadEnd(ref, v.keepFirst);
   const pStart = Math.max(hEnd, expectedProtectedStart(ref));
 
-  // (a) the provider accepts the view.
-  expect(validateMessages(out, openaiProfile)).toEqual([]);
+  // (a) the provider accepts the view, and the repairs made are the ones the history needed.
+  expect(pairingProblems(out)).toEqual([]);
+  assert.equal(report.repaired.some((r) => r.action !== 'reported'), repaired.from.length !== original.length || repaired.from.some((f, k) => f !== k), 'report.repaired does not match what the history needed');
   assert.equal(report.messagesAfter, out.length);
   assert.equal(report.messagesBefore, n);
   assert.equal(report.headEnd, hEnd, 'report.headEnd');
@@ -95,7 +97,7 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
     }
     const o = out[k];
     const matches = (i: number) => o === ref[i]
-      || (!originals.has(ref[i]) && !originals.has(o) && isDeepStrictEqual(o, ref[i]))
+      || (repaired.from[i] === -1 && matchesAddedResult(o, ref[i]))
       || (collapsedAt.has(i) && isCollapsedCopy(o, ref[i]));
     while (j < n && !matches(j)) j++;
     if (j >= n) throw new Error(`view[${k}] (${JSON.stringify(o).slice(0, 200)}) is not an input message kept in order`);
@@ -119,7 +121,7 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
     if (i < hEnd || i >= pStart || isSystem(ref[i])) {
       const o = sent.get(i);
       if (o === undefined) throw new Error(`protected message ${i} (${ref[i].role}) is missing from the view`);
-      assert.ok(o === ref[i] || !originals.has(ref[i]), `protected message ${i} was changed`);
+      assert.ok(o === ref[i] || (repaired.from[i] === -1 && matchesAddedResult(o, ref[i])), `protected message ${i} was changed`);
     }
   }
 
@@ -134,7 +136,7 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
   if (max !== undefined) {
     if (!report.overBudget) assert.ok(report.tokensAfter <= max, `view of ${report.tokensAfter} tokens is over the limit of ${max}, and not reported so`);
     let floor = counter.requestOverhead + (summaryAt >= 0 ? counter.message(out[summaryAt], openaiChatLens) : 0);
-    for (let i = 0; i < n; i++) if (i < hEnd || i >= pStart || isSystem(ref[i])) floor += counter.message(ref[i], openaiChatLens);
+    for (let i = 0; i < n; i++) if (i < hEnd || i >= pStart || isSystem(ref[i])) floor += counter.message(sent.get(i) ?? ref[i], openaiChatLens);
     // Nothing protected is ever dropped, so the view is over budget exactly when the protected part is.
     assert.equal(report.overBudget, floor > max, `overBudget is ${report.overBudget} while the protected part is ${floor} tokens for a limit of ${max}`);
     if (report.overBudget) {
@@ -146,7 +148,7 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
   // What a summarizer is asked to fold in lies between the head and the protected turn, in whole groups.
   if (report.summarize) {
     const { start, end } = report.summarize;
-    const starts = new Set(buildGroups(ref, openaiChatLens).groups.map((g) => g.start));
+    const starts = new Set(unitStarts(ref));
     assert.ok(starts.has(start) && (starts.has(end) || end === n), `summarize range [${start}, ${end}) splits a group`);
     assert.ok(hEnd <= start && start < end && end <= pStart, `summarize range [${start}, ${end}) is outside [${hEnd}, ${pStart})`);
   }

@@ -1,6 +1,6 @@
 import type { FormatName } from '../formats/lens.js';
 import { SUPPORTED_FORMATS } from '../formats/registry.js';
-import { DEFAULT_COLLAPSE_MIN_CHARS, resolvePlanningOptions, type ToolOutputTrim } from '../runtime/options.js';
+import { DEFAULT_COLLAPSE_MIN_CHARS, DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST, type ToolOutputTrim } from '../runtime/options.js';
 import { CliError } from './cli-error.js';
 
 /** The subcommands that read messages. */
@@ -54,8 +54,6 @@ export interface FlagSpec {
 
 const INTEGER = /^\d+$/;
 
-/** The library's own defaults, so help states the values the planner really uses. */
-const LIBRARY_DEFAULTS = resolvePlanningOptions({});
 
 function integer(flag: string, raw: string | undefined, min: 0 | 1): number {
   const n = raw !== undefined && INTEGER.test(raw) ? Number(raw) : NaN;
@@ -82,12 +80,12 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
   },
   {
-    long: 'keep-first', value: { name: 'N' }, commands: ['compress'], fallback: String(LIBRARY_DEFAULTS.keepFirst),
+    long: 'keep-first', value: { name: 'N' }, commands: ['compress'], fallback: String(DEFAULT_KEEP_FIRST),
     summary: 'messages at the start always sent, rounded out to whole groups',
     apply: (o, raw) => { o.keepFirst = integer('keep-first', raw, 0); },
   },
   {
-    long: 'keep-last', value: { name: 'N' }, commands: ['compress'], fallback: String(LIBRARY_DEFAULTS.keepLast),
+    long: 'keep-last', value: { name: 'N' }, commands: ['compress'], fallback: String(DEFAULT_KEEP_LAST),
     summary: 'messages at the end never summarized or cleared, rounded out to whole groups',
     apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
   },

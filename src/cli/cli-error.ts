@@ -1,4 +1,4 @@
-import { CtxfoldInputError } from '../errors.js';
+import { InputError } from '../errors.js';
 
 /** The exit codes of `ctxfold`, as the help text states them. */
 export const EXIT = {
@@ -23,14 +23,14 @@ export class CliError extends Error {
 }
 
 /**
- * Runs `work` for one input record and turns a library `CtxfoldInputError` into a `CliError`
+ * Runs `work` for one input record and turns a library `InputError` into a `CliError`
  * prefixed with `where` (`input line 3`), so the user learns the record as well as the field.
  */
 export function atRecord<T>(where: string, work: () => T): T {
   try {
     return work();
   } catch (e) {
-    if (e instanceof CtxfoldInputError) throw new CliError(`${where}: ${e.message}`);
+    if (e instanceof InputError) throw new CliError(`${where}: ${e.message}`);
     throw e;
   }
 }
@@ -40,7 +40,7 @@ export async function atRecordAsync<T>(where: string, work: () => Promise<T>): P
   try {
     return await work();
   } catch (e) {
-    if (e instanceof CtxfoldInputError) throw new CliError(`${where}: ${e.message}`);
+    if (e instanceof InputError) throw new CliError(`${where}: ${e.message}`);
     throw e;
   }
 }

@@ -1,4 +1,5 @@
-import { compressContext, type CompressOptions } from '../runtime/compress.js';
+import { compressContext } from '../runtime/compress.js';
+import type { CompressOptions } from '../runtime/options.js';
 import { selectLens } from '../formats/registry.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { compressWithSummary } from '../runtime/one-shot.js';

@@ -4,7 +4,7 @@
  * input, run the command, write the result in the input's shape. Every failure a user can fix is
  * one stderr line and exit 2; anything else is an internal error (exit 70).
  */
-import { CtxfoldInputError } from '../errors.js';
+import { InputError } from '../errors.js';
 import { parseArgs } from './args.js';
 import { CliError, EXIT } from './cli-error.js';
 import { helpText } from './help.js';
@@ -45,7 +45,7 @@ function fail(error: unknown): number {
     printError(error.message);
     return error.exitCode;
   }
-  if (error instanceof CtxfoldInputError) {
+  if (error instanceof InputError) {
     printError(error.message);
     return EXIT.usage;
   }

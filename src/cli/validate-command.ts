@@ -1,16 +1,15 @@
-import { openaiProfile, validateMessages, type Profile } from '../core/validate/validate.js';
 import type { Violation } from '../core/validate/rules.js';
-import { selectLens } from '../formats/registry.js';
+import { checkProfile, type Profile } from '../core/validate/validate.js';
 import type { FormatName } from '../formats/lens.js';
+import { PROFILES } from '../formats/profiles.js';
+import { selectLens } from '../formats/registry.js';
 import type { CliOptions } from './args.js';
 import { atRecord, CliError, EXIT } from './cli-error.js';
 import { whereOf, type ParsedInput } from './input.js';
 import { shapeRecord, type CommandResult } from './output.js';
 
-/** The provider profile each shipped format is validated against. */
-const PROFILES: Partial<Record<FormatName, Profile<any>>> = {
-  openai: openaiProfile,
-};
+/** The provider profile each shipped format is validated against by default. */
+const PROFILE_OF_FORMAT: Partial<Record<FormatName, Profile<any>>> = PROFILES;
 
 /** What `validate` puts in a record's `ctxfold` field. */
 export interface ValidationOutcome {
@@ -31,9 +30,9 @@ export function runValidate(input: ParsedInput, options: CliOptions): CommandRes
     const where = whereOf(record);
     const violations = atRecord(where, () => {
       const lens = selectLens(record.messages, options.format, 'messages');
-      const profile = PROFILES[lens.format];
+      const profile = PROFILE_OF_FORMAT[lens.format];
       if (!profile) throw new CliError(`${where}: no validation profile for format ${lens.format}`);
-      return validateMessages(record.messages as unknown[], profile);
+      return checkProfile(record.messages as unknown[], profile);
     });
     if (violations.length > 0) broken++;
     for (const v of violations) diagnostics.push(`${where}: ${v.rule}: ${v.message}`);

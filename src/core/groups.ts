@@ -1,4 +1,5 @@
-import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
+import type { MessageLens } from '../formats/lens.js';
+import { scanStructure } from './structure.js';
 
 /**
  * An atomic group: a run of messages that is kept or dropped whole. `start` is inclusive and
@@ -34,19 +35,6 @@ export interface Grouping {
   readonly regular: boolean;
   /** Ordinal of the first incomplete or stray group (`Number.MAX_SAFE_INTEGER` when none). */
   readonly firstIrregular: number;
-}
-
-/**
- * Finds the call `result` answers among those still open: the call with its id, or, for a result
- * without an id, the first open call without one (the same pairing rule as the validator's).
- */
-function matchCall(pending: readonly CallRef[], answered: Uint8Array, result: ResultRef): number {
-  for (let k = 0; k < pending.length; k++) {
-    if (answered[k]) continue;
-    const call = pending[k];
-    if (result.id !== undefined ? call.id === result.id : call.id === undefined) return k;
-  }
-  return -1;
 }
 
 /** An earlier grouping of a history whose first `shared` messages equal this one's. */
@@ -93,52 +81,30 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     groupOf.set(resume.grouping.groupOf.subarray(0, i));
     pinned.set(resume.grouping.pinned.subarray(0, i));
   }
+  // Calls and results are paired by the one structure scan; this pass only decides group edges.
+  const { turns } = scanStructure(messages, lens, i);
+  let t = 0;
   while (i < n) {
     const start = i;
     // Messages glued to their successor (reasoning items) open the group of what follows them.
     while (i + 1 < n && lens.gluedToNext(messages[i], messages[i + 1])) i++;
     let userText = false;
     for (let k = start; k <= i; k++) if (lens.hasUserText(messages[k])) userText = true;
-    const opener = messages[i];
-    const kind = lens.kind(opener);
-    let pending: CallRef[] = [...lens.calls(opener)];
+    while (t < turns.length && turns[t].opener < i) t++;
+    const turn = t < turns.length && turns[t].opener === i ? turns[t++] : undefined;
     let end = i + 1;
     let complete = true;
-    if (pending.length > 0) {
-      if (lens.splitParallelCalls) {
-        while (end < n && lens.kind(messages[end]) === 'assistant' && lens.results(messages[end]).length === 0) {
-          const more = lens.calls(messages[end]);
-          if (more.length === 0) break;
-          pending = pending.concat(more);
-          end++;
-        }
-      }
-      const answered = new Uint8Array(pending.length);
-      let open = pending.length;
-      while (end < n && open > 0) {
-        const results = lens.results(messages[end]);
-        if (results.length === 0) break;
-        let matched = 0;
-        for (const r of results) {
-          const k = matchCall(pending, answered, r);
-          if (k >= 0) {
-            answered[k] = 1;
-            open--;
-            matched++;
-          }
-        }
-        if (matched === 0) break;
-        if (lens.hasUserText(messages[end])) userText = true;
-        end++;
-      }
-      complete = open === 0;
+    if (turn) {
+      end = turn.answeredEnd;
+      for (let k = turn.openersEnd; k < end; k++) if (lens.hasUserText(messages[k])) userText = true;
+      complete = turn.complete;
       // The follow-up that consumes the results belongs to the turn when it opens nothing itself.
       if (complete && end < n && lens.kind(messages[end]) === 'assistant' && lens.calls(messages[end]).length === 0
         && !(end + 1 < n && lens.gluedToNext(messages[end], messages[end + 1]))) {
         end++;
       }
     }
-    const stray = pending.length === 0 && lens.results(opener).length > 0; // answers no call of the turn before it
+    const stray = !turn && lens.results(messages[i]).length > 0; // answers no call of the turn before it
     if (!complete || stray) {
       regular = false;
       firstIrregular = Math.min(firstIrregular, groups.length);
@@ -147,8 +113,8 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
       index: groups.length,
       start,
       end,
-      type: pending.length > 0 ? 'turn' : 'single',
-      system: pending.length === 0 && end - start === 1 && kind === 'system',
+      type: turn ? 'turn' : 'single',
+      system: !turn && end - start === 1 && lens.kind(messages[i]) === 'system',
       userText,
       complete,
       stray,

@@ -1,9 +1,11 @@
-import { createHash } from 'node:crypto';
+/**
+ * Message identity. A message's id is its own id where the format has one, otherwise a content
+ * fingerprint plus its position. The hash itself is given by the caller (the runtime uses sha1),
+ * so this module stays pure.
+ */
 
-/** A stable content fingerprint (hex, 16 chars) of a JSON value: equal content, equal fingerprint. */
-export function fingerprintText(text: string): string {
-  return createHash('sha1').update(text).digest('hex').slice(0, 16);
-}
+/** Hashes a text to a short, stable fingerprint (hex). */
+export type TextHash = (text: string) => string;
 
 /** Strings at least this long enter a canonical form as their own fingerprint, not their text. */
 export const LONG_STRING_CHARS = 256;
@@ -14,7 +16,7 @@ export const LONG_STRING_CHARS = 256;
  * fingerprint (through `longString`, which a caller may back with a cache): the form stays a pure
  * function of the content, and its size depends on the structure, not on the text.
  */
-export function canonicalJson(value: unknown, longString: (s: string) => string = fingerprintText): string {
+export function canonicalJson(value: unknown, longString: TextHash): string {
   if (typeof value === 'string') return value.length >= LONG_STRING_CHARS ? `"#${longString(value)}"` : JSON.stringify(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, longString)).join(',')}]`;
@@ -29,8 +31,8 @@ export function canonicalJson(value: unknown, longString: (s: string) => string 
 }
 
 /** Fingerprint of a message's canonical content (position not included). */
-export function fingerprintMessage(message: unknown, longString?: (s: string) => string): string {
-  return fingerprintText(canonicalJson(message, longString));
+export function fingerprintMessage(message: unknown, hash: TextHash, longString: TextHash = hash): string {
+  return hash(canonicalJson(message, longString));
 }
 
 /**

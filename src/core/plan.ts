@@ -1,16 +1,8 @@
 import type { MessageLens } from '../formats/lens.js';
 import { headEnd, lastUserGroupStart, tailStart } from './boundary.js';
 import type { Grouping } from './groups.js';
-
-/** Why a message is not sent as it was. */
-export type DropReason = 'summarized' | 'budget';
-
-/** A run of consecutive messages [start, end) left out of the view for one reason. */
-export interface DroppedRange {
-  readonly start: number;
-  readonly end: number;
-  readonly reason: DropReason;
-}
+import { DROP, droppedRanges, type DroppedRange } from './report.js';
+import { collapsedPlaceholder, summaryMessageText } from './summary-frame.js';
 
 /** A tool result whose content was replaced by a placeholder (the call/result pair stays). */
 export interface CollapsedResult {
@@ -72,27 +64,19 @@ export interface Plan<M> {
   readonly decisions: PlanDecisions;
 }
 
-/** The text of the message that stands for summarized history: a short frame, then the summary. */
-export function summaryMessageText(summary: string, coveredMessages: number): string {
-  return `[Summary of ${coveredMessages} earlier messages of this conversation, which are not repeated here]\n${summary}`;
-}
-
-/** Placeholder text for a collapsed tool result; says what was there so the model can ask again. */
-export function collapsedPlaceholder(chars: number): string {
-  return `[tool result cleared to save context: ${chars} characters omitted]`;
-}
-
-function ranges(keep: Uint8Array, reason: Uint8Array, from: number, to: number): DroppedRange[] {
-  const out: DroppedRange[] = [];
-  let i = from;
-  while (i < to) {
-    if (keep[i]) { i++; continue; }
-    const r = reason[i];
-    const start = i;
-    while (i < to && !keep[i] && reason[i] === r) i++;
-    out.push({ start, end: i, reason: r === 1 ? 'summarized' : 'budget' });
-  }
-  return out;
+/** What `planView` plans from: the history, how to read it, what was found in it, and the options. */
+export interface PlanInput<M> {
+  readonly messages: readonly M[];
+  readonly lens: MessageLens<M>;
+  /** The history's groups (`buildGroups`). */
+  readonly grouping: Grouping;
+  /** Tokens of each message; read only. */
+  readonly counts: ArrayLike<number>;
+  /** Prices a message the plan makes itself (the summary, a collapsed result). */
+  readonly count: (message: M) => number;
+  readonly options: PlanOptions;
+  /** The summary to apply, already resolved against the history. */
+  readonly summary?: ResolvedSummary;
 }
 
 /**
@@ -100,18 +84,10 @@ function ranges(keep: Uint8Array, reason: Uint8Array, from: number, to: number):
  * `maxContextTokens`, collapses bulky old tool results and drops the oldest groups whole. The
  * group holding the last user text and everything after it, the head and system messages are
  * never dropped, and no group is ever split, so the view is valid whenever the input is. Linear in
- * the number of messages. `counts` holds each message's tokens; `count` prices the messages the
- * plan makes itself (the summary, collapsed results).
+ * the number of messages.
  */
-export function planView<M>(
-  messages: readonly M[],
-  lens: MessageLens<M>,
-  grouping: Grouping,
-  counts: ArrayLike<number>,  // read only
-  count: (message: M) => number,
-  options: PlanOptions,
-  summary?: ResolvedSummary,
-): Plan<M> {
+export function planView<M>(input: PlanInput<M>): Plan<M> {
+  const { messages, lens, grouping, counts, count, options, summary } = input;
   const n = messages.length;
   const { groups } = grouping;
   const notes: string[] = [];
@@ -122,8 +98,7 @@ export function planView<M>(
   const protectedStart = Math.max(hEnd, lastUserGroupStart(grouping));
   const tStart = tailStart(grouping, options.keepLast, hEnd);
 
-  const keep = new Uint8Array(n).fill(1);
-  const reason = new Uint8Array(n);
+  const reason = new Uint8Array(n); // DROP code per message; 0 = kept
   let total = before;
 
   let summaryMessage: M | undefined;
@@ -138,8 +113,7 @@ export function planView<M>(
       const grp = groups[g];
       if (grp.system) continue; // instructions stay in force even when the turns around them are summarized
       for (let i = grp.start; i < grp.end; i++) {
-        keep[i] = 0;
-        reason[i] = 1;
+        reason[i] = DROP.summarized;
         total -= tokens[i];
       }
     }
@@ -154,7 +128,7 @@ export function planView<M>(
   if (max !== undefined && total > max && options.collapseMinChars !== undefined) {
     // Clear bulky results older than the tail first: the pair stays, so the view stays valid.
     for (let i = coveredEnd; i < tStart && total > max; i++) {
-      if (!keep[i] || lens.kind(messages[i]) !== 'result') continue;
+      if (reason[i] !== DROP.kept || lens.kind(messages[i]) !== 'result') continue;
       const results = lens.results(messages[i]);
       let chars = 0;
       for (const r of results) chars += r.content.length;
@@ -181,8 +155,7 @@ export function planView<M>(
         while (j < n && groupOf[j] === g) j++;
       } else {
         for (; j < n && groupOf[j] === g; j++) {
-          keep[j] = 0;
-          reason[j] = 2;
+          reason[j] = DROP.budget;
           total -= collapsedTokens.size > 0 ? (collapsedTokens.get(j) ?? tokens[j]) : tokens[j];
         }
       }
@@ -195,8 +168,8 @@ export function planView<M>(
   const out: M[] = [];
   let summaryPlaced = false;
   for (let i = 0; i < n; i++) {
-    if (!keep[i]) {
-      if (summaryMessage && !summaryPlaced && reason[i] === 1) {
+    if (reason[i] !== DROP.kept) {
+      if (summaryMessage && !summaryPlaced && reason[i] === DROP.summarized) {
         out.push(summaryMessage);
         summaryPlaced = true;
       }
@@ -209,7 +182,7 @@ export function planView<M>(
     out.push(replaced.size > 0 ? (replaced.get(i) ?? messages[i]) : messages[i]);
   }
   if (summaryMessage && !summaryPlaced) out.push(summaryMessage);
-  const collapsedFinal = collapsed.filter((c) => keep[c.index]);
+  const collapsedFinal = collapsed.filter((c) => reason[c.index] === DROP.kept);
 
   let summarize: PlanDecisions['summarize'];
   const threshold = options.compressionThresholdTokens;
@@ -229,7 +202,7 @@ export function planView<M>(
       protectedStart,
       summaryApplied: summaryMessage !== undefined,
       coveredEnd,
-      dropped: ranges(keep, reason, 0, n),
+      dropped: droppedRanges(reason),
       collapsed: collapsedFinal,
       overBudget,
       summarize,

@@ -89,6 +89,11 @@ export interface MessageLens<M = unknown> {
   /** Builds the message that carries a summary of dropped history, in this format. */
   summaryMessage(text: string, role: 'system' | 'user'): M;
   /**
+   * A message, in this format's shape, that answers `call` with `text` (an error result, added by
+   * repair for a call whose result is missing). It must pair with `call` under this lens.
+   */
+  missingResult(call: CallRef, text: string): M;
+  /**
    * Returns a copy of a result-carrying message whose result content is replaced by
    * `placeholder`, keeping ids and shape so the call/result pair stays valid.
    */

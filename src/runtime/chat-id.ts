@@ -1,4 +1,5 @@
-import { canonicalJson, fingerprintText } from '../core/ids.js';
+import { canonicalJson } from '../core/ids.js';
+import { fingerprintText } from './fingerprints.js';
 
 /** The request fields `createCompressor` reads a chat id from by default. */
 export interface ChatIdCarrier {
@@ -22,5 +23,5 @@ export function defaultChatId(request: ChatIdCarrier): string {
     opening.push(m);
     if ((m as { role?: unknown })?.role === 'user' || opening.length === 3) break;
   }
-  return `fp:${fingerprintText(canonicalJson(opening))}`;
+  return `fp:${fingerprintText(canonicalJson(opening, fingerprintText))}`;
 }

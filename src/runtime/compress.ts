@@ -1,28 +1,16 @@
 import { alignCut, headEnd } from '../core/boundary.js';
 import { buildGroups, type Grouping } from '../core/groups.js';
-import { planView, type DropReason, type ResolvedSummary } from '../core/plan.js';
-import { repairHistory, type RepairAction } from '../core/repair.js';
-import { CtxfoldInputError } from '../errors.js';
-import { selectLens } from '../formats/registry.js';
+import { planView, type ResolvedSummary } from '../core/plan.js';
+import { repairWithLens, type RepairAction } from '../core/repair.js';
+import { droppedCounts, type DropReason } from '../core/report.js';
 import type { FormatName, MessageLens } from '../formats/lens.js';
-import type { OpenAIChatMessage } from '../formats/openai-chat/lens.js';
-import { idAt } from './fingerprints.js';
-import { resolvePlanningOptions, type PlanningOptions, type SummaryInput } from './options.js';
-import { createTokenCounter, type RememberedHistory, type TokenCounter } from '../tokens/counter.js';
-
-/** Options of `compressContext`: planning options plus format, tokenizer and an existing summary. */
-export interface CompressOptions extends PlanningOptions {
-  /** Wire format of `messages`; `auto` (default) detects it. */
-  format?: FormatName | 'auto';
-  /** Model name: picks the tiktoken encoding. */
-  model?: string;
-  /** A counter to reuse across calls (keeps its cache warm); made from `model` when absent. */
-  counter?: TokenCounter;
-  /** A summary made earlier; applied when the history still starts with the messages it covers. */
-  summary?: SummaryInput | null;
-  /** Fix a broken incoming history before planning (default true); what changed is reported. */
-  repair?: boolean;
-}
+import type { OpenAIChatMessage } from '../formats/openai-chat/types.js';
+import { selectLens } from '../formats/registry.js';
+import { createTokenCounter, type TokenCounter } from '../tokens/counter.js';
+import { encodingForModel } from '../tokens/tiktoken.js';
+import { Fingerprints } from './fingerprints.js';
+import type { Recall } from './history-cache.js';
+import { resolveCompressOptions, type CompressOptions, type ResolvedCompressOptions, type SummaryInput } from './options.js';
 
 /** One message left out of the view. */
 export interface DroppedMessage {
@@ -87,22 +75,41 @@ function lazyObject<T extends object, K extends string, V>(base: T, key: K, make
  * taken over when the counter will replace `known` by the new history (it is no longer than it),
  * copied otherwise; positions from `shared` on are cleared, since those messages differ.
  */
-function carriedIds(known: RememberedHistory | undefined, shared: number, n: number): string[] {
+function carriedIds(known: Recall['history'], shared: number, n: number): string[] {
   if (!known?.ids || shared === 0) return [];
   const ids = known.messages.length <= n ? known.ids : known.ids.slice(0, shared);
   if (ids.length > shared) ids.length = shared;
   return ids;
 }
 
-let defaultCounter: TokenCounter | undefined;
-const countersByModel = new Map<string, TokenCounter>();
+/**
+ * Counters used when a call names none: one per tiktoken encoding for the process (a handful at
+ * most), each with a text cache bounded by bytes (least recently used texts go first). They hold
+ * counts by text only, never messages or histories.
+ */
+const defaultCounters = new Map<string, TokenCounter>();
 
-function counterFor(options: CompressOptions): TokenCounter {
+function counterFor(options: ResolvedCompressOptions): TokenCounter {
   if (options.counter) return options.counter;
-  if (!options.model) return (defaultCounter ??= createTokenCounter());
-  let c = countersByModel.get(options.model);
-  if (!c) countersByModel.set(options.model, (c = createTokenCounter({ model: options.model })));
+  const encoding = encodingForModel(options.model);
+  let c = defaultCounters.get(encoding);
+  if (!c) defaultCounters.set(encoding, (c = createTokenCounter({ encoding })));
   return c;
+}
+
+/**
+ * Tokens of every message: those shared with the remembered history by position are taken from
+ * it (one comparison each was already paid), the rest are counted. The very history seen before
+ * reuses its counts array as it is.
+ */
+function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, counter: TokenCounter, recall: Recall): Float64Array {
+  const n = messages.length;
+  const { history: known, shared } = recall;
+  if (known && shared === n && known.messages.length === n) return known.counts;
+  const counts = new Float64Array(n);
+  if (known && shared > 0) counts.set(known.counts.subarray(0, shared));
+  for (let i = shared; i < n; i++) counts[i] = counter.message(messages[i], lens);
+  return counts;
 }
 
 /**
@@ -111,10 +118,8 @@ function counterFor(options: CompressOptions): TokenCounter {
  * regenerated message makes it stale), and the end is a group start.
  */
 function resolveSummary<M>(
-  messages: readonly M[], idOf: (i: number) => string, grouping: ReturnType<typeof buildGroups>, start: number, summary: SummaryInput,
+  messages: readonly M[], idOf: (i: number) => string, grouping: Grouping, start: number, summary: SummaryInput,
 ): { resolved?: ResolvedSummary; note?: string } {
-  if (typeof summary.text !== 'string') throw new CtxfoldInputError('options.summary.text', 'must be a string');
-  if (!Array.isArray(summary.coveredIds)) throw new CtxfoldInputError('options.summary.coveredIds', 'must be an array of message ids');
   const ids = summary.coveredIds;
   if (ids.length === 0 || summary.text.trim() === '') return { note: 'summary not applied: it is empty or covers no message' };
   if (start + ids.length > messages.length) return { note: 'summary not applied: it covers more messages than the history has after the head' };
@@ -131,12 +136,14 @@ function resolveSummary<M>(
 
 /**
  * Compresses a history into a view that fits the budget and that the provider accepts: head +
- * optional summary + the rest, trimmed only at group boundaries. Pure apart from the token-count
- * cache: the same input gives the same view. Kept messages are the caller's own objects, in order
- * (a collapsed tool result is a copy with its content replaced, and is reported).
+ * optional summary + the rest, trimmed only at group boundaries. The same input gives the same
+ * view. Kept messages are the caller's own objects, in order (a collapsed tool result is a copy
+ * with its content replaced, and is reported). Nothing about the history is remembered between
+ * calls unless `historyCache` and `chatId` are given; counts of texts are cached by content in
+ * the counter (see `CompressOptions.counter`). Bad input or options throw an `InputError`.
  */
 export function compressContext<M = OpenAIChatMessage>(messages: readonly M[], options: CompressOptions = {}): CompressResult<M> {
-  const { messages: view, report } = analyzeContext(messages, options);
+  const { messages: view, report } = analyzeContext(messages, resolveCompressOptions(options));
   return { messages: view, report };
 }
 
@@ -148,53 +155,57 @@ export interface ContextAnalysis<M> extends CompressResult<M> {
   readonly counter: TokenCounter;
   /** Tokens of each message of `input`. */
   readonly counts: Float64Array;
+  /** Id of the message of `input` at a position (computed on demand, remembered). */
+  readonly idOf: (index: number) => string;
 }
 
-/** Plans a view like `compressContext` and also returns the input, lens and counter it used. */
-export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], options: CompressOptions = {}): ContextAnalysis<M> {
-  const resolved = resolvePlanningOptions(options);
+const NOTHING_SHARED: Recall = { shared: 0 };
+
+/** Plans a view like `compressContext`, on options already checked, and also returns what it used. */
+export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], options: ResolvedCompressOptions): ContextAnalysis<M> {
   const counter = counterFor(options);
-  // A history that continues one planned before (a chat server's next request) reuses what was
-  // found for the shared prefix: its counts, its groups, and the check of its messages' shape.
-  const recall = counter.recall(messages);
-  const format = options.format ?? 'auto';
-  const known = recall.shared > 0 && recall.history?.format !== undefined && (format === 'auto' || format === recall.history.format) ? recall.history : undefined;
-  const lens = (known ? selectLens(messages, known.format as FormatName, 'messages', recall.shared) : selectLens(messages, format)) as MessageLens<M>;
+  const cache = options.historyCache;
+  const chatId = options.chatId!;
+  // A history that continues its chat's previous one reuses what was found for the shared
+  // prefix: its counts, its groups, its ids, and the check of its messages' shape.
+  const recall = cache && Array.isArray(messages) ? cache.recall(chatId, messages) : NOTHING_SHARED;
+  const format = options.format;
+  const known = recall.history && (format === 'auto' || format === recall.history.format) ? recall.history : undefined;
+  const shared = known ? recall.shared : 0;
+  const lens = (known ? selectLens(messages, known.format, 'messages', shared) : selectLens(messages, format)) as MessageLens<M>;
   let input = messages;
   let repaired: RepairAction[] = [];
-  let grouping = buildGroups(input, lens, known?.grouping ? { grouping: known.grouping as Grouping, shared: recall.shared } : undefined);
+  let grouping = buildGroups(input, lens, known ? { grouping: known.grouping, shared } : undefined);
   // Grouping already knows whether anything is broken; only then is the repair pass run.
-  if (!grouping.regular && options.repair !== false && lens.format === 'openai') {
-    const r = repairHistory(messages as readonly OpenAIChatMessage[]);
+  if (!grouping.regular && options.repair) {
+    const r = repairWithLens(messages, lens);
     if (r.actions.length > 0) {
-      input = r.messages as unknown as M[];
+      input = r.messages;
       repaired = r.actions;
       grouping = buildGroups(input, lens);
     }
   }
+  const fingerprints = cache?.fingerprints ?? new Fingerprints();
   // Ids (a fingerprint each) of the shared prefix carry over from the history this one continues.
-  const ids = input === messages ? carriedIds(known, recall.shared, messages.length) : [];
-  const idOf = (i: number): string => (ids[i] ??= idAt(input, lens, i));
+  const ids = input === messages ? carriedIds(known, shared, messages.length) : [];
+  const idOf = (i: number): string => (ids[i] ??= fingerprints.idAt(input, lens, i));
   let summaryNote: string | undefined;
   let resolvedSummary: ResolvedSummary | undefined;
   if (options.summary) {
-    const r = resolveSummary(input, idOf, grouping, headEnd(grouping, resolved.keepFirst), options.summary);
+    const r = resolveSummary(input, idOf, grouping, headEnd(grouping, options.plan.keepFirst), options.summary);
     resolvedSummary = r.resolved;
     summaryNote = r.note;
   }
-  const counts = counter.messages(input, lens, input === messages ? recall : undefined);
-  if (input === messages) {
-    const entry = counter.remembered(input);
-    if (entry) {
-      entry.grouping = grouping;
-      entry.format = lens.format;
-      entry.ids = ids;
-    }
+  const counts = countHistory(input, lens, counter, input === messages && known ? { history: known, shared } : NOTHING_SHARED);
+  if (cache && input === messages) {
+    // A snapshot: callers append to their arrays in place, and the counts are for this content.
+    const snapshot = known && counts === known.counts ? known.messages : messages.slice();
+    cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids });
   }
-  const plan = planView(input, lens, grouping, counts, (m) => counter.message(m, lens), { ...resolved, requestOverheadTokens: counter.requestOverhead }, resolvedSummary);
+  const plan = planView({
+    messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead }, summary: resolvedSummary,
+  });
   const d = plan.decisions;
-  const droppedCounts = { summarized: 0, budget: 0 };
-  for (const r of d.dropped) droppedCounts[r.reason] += r.end - r.start;
   const listDropped = memo(() => {
     const out: DroppedMessage[] = [];
     for (const r of d.dropped) for (let i = r.start; i < r.end; i++) out.push({ index: i, id: idOf(i), reason: r.reason });
@@ -218,13 +229,14 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     lens,
     counter,
     counts,
+    idOf,
     messages: plan.messages,
     report: {
       format: lens.format,
       tokensBefore: d.tokensBefore,
       tokensAfter: d.tokensAfter,
-      maxContextTokens: resolved.maxContextTokens,
-      compressionThresholdTokens: resolved.compressionThresholdTokens,
+      maxContextTokens: options.plan.maxContextTokens,
+      compressionThresholdTokens: options.plan.compressionThresholdTokens,
       messagesBefore: d.messagesBefore,
       messagesAfter: d.messagesAfter,
       get groups() {
@@ -238,7 +250,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
         coveredMessages: d.coveredEnd - d.headEnd,
         note: summaryNote ?? (resolvedSummary && !d.summaryApplied ? 'summary not applied: everything it covers is in the protected last turn' : undefined),
       },
-      droppedCounts,
+      droppedCounts: droppedCounts(d.dropped),
       get dropped() {
         return listDropped();
       },

@@ -1,18 +1,20 @@
 import { EventEmitter } from 'node:events';
-import { defaultChatId, type ChatIdCarrier } from './chat-id.js';
-import { compressContext, type CompressOptions, type CompressResult } from './compress.js';
-import { resolvePlanningOptions } from './options.js';
-import { ChatScheduler, type TriggerOutcome } from './scheduler.js';
+import { InputError } from '../errors.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { StateStore } from '../store/state.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import type { Summarizer } from '../summarize/summarizer.js';
-import { runSummaryJob, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
 import { createTokenCounter } from '../tokens/counter.js';
-import { countNewInSlices } from './count-in-slices.js';
+import { defaultChatId, type ChatIdCarrier } from './chat-id.js';
+import { analyzeContext, type CompressResult } from './compress.js';
+import { countInSlices } from './count-in-slices.js';
+import { createHistoryCache, type HistoryCache } from './history-cache.js';
+import { checkCompressorOptions, planOptionsOf, type CompressOptions, type ResolvedCompressOptions } from './options.js';
+import { ChatScheduler, type TriggerOutcome } from './scheduler.js';
+import { runSummaryJob, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
 
 /** Options of `createCompressor`: planning options plus where state lives and who summarizes. */
-export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary'> {
+export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary' | 'historyCache' | 'chatId'> {
   /** Where summaries are kept. Default: a `MemoryStore` (use `SqliteStore` to survive restarts). */
   store?: StateStore;
   /** Who writes summaries. Default: the extractive summarizer (no network); `null` disables summaries. */
@@ -26,9 +28,10 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
    * makes the next `drain()` reject with the failures. Requests are served either way.
    */
   summaryFailMode?: 'silent' | 'raise';
-  summary_fail_mode?: 'silent' | 'raise';
   /** Reads the chat id of a request. Default: `chatId`, `metadata.chat_id`, else a fingerprint of its opening. */
   chatId?: (request: Req) => string | undefined;
+  /** Where recent histories are remembered per chat (bounded). Default: a new `createHistoryCache()`. */
+  historyCache?: HistoryCache;
 }
 
 /** The request shape `wrap` understands: anything with `messages` (other fields pass through). */
@@ -69,19 +72,25 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
  * one in force and the history intact.
  */
 export function createCompressor<Req extends ChatRequest = ChatRequest>(options: CompressorOptions<Req> = {}): Compressor<Req> {
-  const resolved = resolvePlanningOptions(options);
-  const failMode = options.summaryFailMode ?? options.summary_fail_mode ?? 'silent';
-  if (failMode !== 'silent' && failMode !== 'raise') throw new RangeError(`options.summaryFailMode: must be "silent" or "raise", got ${JSON.stringify(failMode)}`);
-  const threshold = resolved.compressionThresholdTokens
-    ?? (resolved.maxContextTokens !== undefined ? Math.floor(resolved.maxContextTokens * 0.75) : undefined);
-  const planning: CompressOptions = {
-    ...options,
-    compressionThresholdTokens: threshold,
-    compression_threshold_tokens: undefined,
-    counter: options.counter ?? createTokenCounter({ model: options.model }),
+  const o = checkCompressorOptions<CompressorOptions<Req>>(options);
+  const plan = planOptionsOf(o);
+  const failMode = o.summaryFailMode ?? 'silent';
+  const threshold = plan.compressionThresholdTokens
+    ?? (plan.maxContextTokens !== undefined ? Math.floor(plan.maxContextTokens * 0.75) : undefined);
+  const historyCache = o.historyCache ?? createHistoryCache();
+  const counter = o.counter ?? createTokenCounter({ model: o.model });
+  const format = o.format ?? 'auto';
+  /** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
+  const planning: ResolvedCompressOptions = {
+    plan: { ...plan, compressionThresholdTokens: threshold },
+    format,
+    model: o.model,
+    counter,
+    repair: o.repair ?? true,
+    historyCache,
   };
-  const store = options.store ?? new MemoryStore();
-  const summarizer = options.summarizer === undefined ? createExtractiveSummarizer() : options.summarizer;
+  const store = o.store ?? new MemoryStore();
+  const summarizer = o.summarizer === undefined ? createExtractiveSummarizer() : o.summarizer;
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const failures: unknown[] = [];
@@ -98,7 +107,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       onDone: (e) => emit('summary:done', e),
       onStale: (e) => emit('summary:stale', e),
     }, chatId, messages, signal),
-    { concurrency: options.concurrency, jobTimeoutMs: options.jobTimeoutMs },
+    { concurrency: o.concurrency, jobTimeoutMs: o.jobTimeoutMs },
     {
       onError: (chatId, error) => {
         if (failMode === 'raise') failures.push(error);
@@ -107,16 +116,19 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     },
   );
 
-  const chatIdOf = (request: Req): string => options.chatId?.(request) ?? defaultChatId(request);
+  const chatIdOf = (request: Req): string => o.chatId?.(request) ?? defaultChatId(request);
 
   async function compress<M>(chatId: string, messages: M[]): Promise<CompressResult<M>> {
+    if (typeof chatId !== 'string' || chatId === '') throw new InputError('chatId', `must be a non-empty string, got ${JSON.stringify(chatId)}`);
     // A long history is counted in slices first, so its cold count never blocks other requests.
-    await countNewInSlices(planning.counter!, messages, options.format ?? 'auto');
+    await countInSlices(historyCache, chatId, messages, counter, format);
     const state = await store.get(chatId);
-    const result = compressContext(messages, {
+    const analysis = analyzeContext(messages, {
       ...planning,
-      summary: state ? { text: state.summary, coveredIds: state.coveredIds } : null,
+      chatId,
+      summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
     });
+    const result = { messages: analysis.messages, report: analysis.report };
     const { report } = result;
     if (!report.summary.applied && report.droppedCounts.budget > 0) {
       (report.notes as string[]).push('no usable summary yet: served the best valid view without one (older groups dropped whole)');
@@ -133,7 +145,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   return {
     wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>) {
       return async (request: R): Promise<Res> => {
-        if (!request || !Array.isArray(request.messages)) throw new TypeError('request.messages: must be an array of messages');
+        if (!request || !Array.isArray(request.messages)) throw new InputError('request.messages', 'must be an array of messages');
         const chatId = chatIdOf(request);
         const { messages, report } = await compress(chatId, request.messages);
         const response = await handler({ ...request, messages });
@@ -144,7 +156,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     },
     compress,
     schedule(chatId, messages) {
-      const { report } = compressContext(messages, planning);
+      const { report } = analyzeContext(messages, { ...planning, chatId });
       return report.summarize ? schedule(chatId, messages) : 'not-needed';
     },
     async drain() {

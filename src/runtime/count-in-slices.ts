@@ -1,19 +1,30 @@
+import { buildGroups } from '../core/groups.js';
+import type { MessageLens } from '../formats/lens.js';
 import { selectLens } from '../formats/registry.js';
-import type { FormatName } from '../formats/lens.js';
 import type { TokenCounter } from '../tokens/counter.js';
+import type { HistoryCache } from './history-cache.js';
+import { inSlices } from './slices.js';
 
 /** Below this many new messages a history is counted synchronously by the plan itself. */
 const SLICE_FROM_MESSAGES = 512;
 
 /**
- * Counts the messages of a history that the counter does not know yet, in event-loop-friendly
- * slices, and remembers the history, so the synchronous plan that follows is all cache hits. Only
- * the new messages are shape-checked here; a history the counter already knows costs one
- * comparison per message.
+ * Counts the messages of a chat's history that its cache does not know yet, in event-loop
+ * friendly slices, groups the history and remembers it in the cache, so the synchronous plan that
+ * follows reuses all of it. Only the new messages are shape-checked here; a history the cache
+ * already knows costs one comparison per message.
  */
-export async function countNewInSlices(counter: TokenCounter, messages: readonly unknown[], format: FormatName | 'auto'): Promise<void> {
-  const { shared } = counter.recall(messages);
-  if (messages.length - shared < SLICE_FROM_MESSAGES) return;
-  const lens = selectLens(messages, format, 'messages', shared);
-  await counter.messagesInSlices(messages, lens);
+export async function countInSlices(cache: HistoryCache, chatId: string, messages: readonly unknown[], counter: TokenCounter, format: string): Promise<void> {
+  const recall = cache.recall(chatId, messages);
+  const known = recall.history && (format === 'auto' || format === recall.history.format) ? recall.history : undefined;
+  const shared = known ? recall.shared : 0;
+  const n = messages.length;
+  if (n - shared < SLICE_FROM_MESSAGES) return;
+  const lens = selectLens(messages, (known?.format ?? format) as Parameters<typeof selectLens>[1], 'messages', shared) as MessageLens<unknown>;
+  const counts = new Float64Array(n);
+  if (known) counts.set(known.counts.subarray(0, shared));
+  await inSlices(n - shared, (k) => { counts[shared + k] = counter.message(messages[shared + k], lens); });
+  const grouping = buildGroups(messages, lens, known ? { grouping: known.grouping, shared } : undefined);
+  const ids = known ? known.ids.slice(0, shared) : [];
+  cache.remember(chatId, { messages: messages.slice(), counts, grouping, format: lens.format, ids });
 }

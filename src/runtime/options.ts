@@ -1,4 +1,17 @@
-import { CtxfoldInputError } from '../errors.js';
+import { z } from 'zod';
+import { InputError } from '../errors.js';
+import type { PlanOptions } from '../core/plan.js';
+import type { FormatName } from '../formats/lens.js';
+import { SUPPORTED_FORMATS } from '../formats/registry.js';
+import type { TokenCounter } from '../tokens/counter.js';
+import type { HistoryCache } from './history-cache.js';
+
+/**
+ * Every option ctxfold takes is declared here, once, and checked at the boundary by one schema:
+ * a wrong value or an unknown name is an `InputError` naming `options.<name>` and the rule
+ * (`options.maxTokens: unknown option; did you mean maxContextTokens?`). Nothing past this file
+ * reads an unchecked option.
+ */
 
 /** Collapse bulky old tool results when over budget: `true` uses the default threshold. */
 export type ToolOutputTrim = boolean | { readonly minChars?: number };
@@ -9,11 +22,140 @@ export interface SummaryInput {
   readonly coveredIds: readonly string[];
 }
 
-/**
- * Planning options. Every option also has the snake_case name the Open WebUI filter uses
- * (`keep_first`, `max_context_tokens`, ...); the camelCase one wins when both are given.
- */
-export interface PlanningOptions {
+/** Default character threshold for `toolOutputTrim: true`. */
+export const DEFAULT_COLLAPSE_MIN_CHARS = 2000;
+
+/** Default `keepFirst` / `keepLast`. */
+export const DEFAULT_KEEP_FIRST = 1;
+export const DEFAULT_KEEP_LAST = 6;
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+const integer = (min: number) => {
+  const error = (issue: { input?: unknown }) => `must be an integer >= ${min}, got ${describe(issue.input)}`;
+  return z.number({ error }).int({ error }).min(min, { error }).optional();
+};
+
+const withMethods = (what: string, methods: readonly string[]) => z.custom<unknown>(
+  (v) => typeof v === 'object' && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+  { error: (issue) => `must be ${what} (an object with ${methods.map((m) => `${m}()`).join(', ')}), got ${describe(issue.input)}` },
+).optional();
+
+const planningShape = {
+  keepFirst: integer(0),
+  keepLast: integer(0),
+  maxContextTokens: integer(1),
+  compressionThresholdTokens: integer(1),
+  toolOutputTrim: z.union([z.boolean(), z.strictObject({ minChars: integer(0) })], {
+    error: (issue) => `must be true, false or { minChars }, got ${describe(issue.input)}`,
+  }).optional(),
+  summaryRole: z.enum(['user', 'system'], { error: (issue) => `must be "user" or "system", got ${describe(issue.input)}` }).optional(),
+};
+
+const formatShape = {
+  format: z.enum([...SUPPORTED_FORMATS, 'auto'] as unknown as [string, ...string[]], {
+    error: (issue) => `must be one of ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}, got ${describe(issue.input)}`,
+  }).optional(),
+  model: z.string({ error: (issue) => `must be a model name (a string), got ${describe(issue.input)}` }).optional(),
+  counter: withMethods('a TokenCounter from createTokenCounter()', ['text', 'message']),
+  repair: z.boolean({ error: (issue) => `must be true or false, got ${describe(issue.input)}` }).optional(),
+};
+
+const compressSchema = z.strictObject({
+  ...planningShape,
+  ...formatShape,
+  summary: z.strictObject({
+    text: z.string({ error: (issue) => `must be a string, got ${describe(issue.input)}` }),
+    coveredIds: z.array(z.string({ error: (issue) => `must be a message id (a string), got ${describe(issue.input)}` }), {
+      error: (issue) => `must be an array of message ids, got ${describe(issue.input)}`,
+    }),
+  }, { error: (issue) => `must be { text, coveredIds } or null, got ${describe(issue.input)}` }).nullable().optional(),
+  historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
+  chatId: z.string({ error: (issue) => `must be a non-empty string, got ${describe(issue.input)}` })
+    .min(1, { error: () => 'must be a non-empty string, got ""' }).optional(),
+});
+
+const compressorSchema = z.strictObject({
+  ...planningShape,
+  ...formatShape,
+  store: withMethods('a StateStore (MemoryStore, SqliteStore or your own)', ['get', 'commit', 'close']),
+  summarizer: z.union([z.null(), withMethods('a Summarizer (createExtractiveSummarizer(), createLlmSummarizer(...) or your own)', ['summarize'])], {
+    error: (issue) => `must be a Summarizer (an object with summarize()) or null, got ${describe(issue.input)}`,
+  }).optional(),
+  concurrency: integer(1),
+  jobTimeoutMs: integer(1),
+  summaryFailMode: z.enum(['silent', 'raise'], { error: (issue) => `must be "silent" or "raise", got ${describe(issue.input)}` }).optional(),
+  chatId: z.custom<unknown>((v) => typeof v === 'function', { error: (issue) => `must be a function (request) => string | undefined, got ${describe(issue.input)}` }).optional(),
+  historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
+});
+
+/** The names an option is often mistaken for, and what it is called here. */
+const MISTAKES: Readonly<Record<string, string>> = {
+  maxTokens: 'maxContextTokens',
+  max_tokens: 'maxContextTokens',
+  maxContext: 'maxContextTokens',
+  budget: 'maxContextTokens',
+  threshold: 'compressionThresholdTokens',
+  summarizeAt: 'compressionThresholdTokens',
+};
+
+/** Edit distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length];
+}
+
+function unknownOption(key: string, known: readonly string[]): string {
+  const camel = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  if (camel !== key && known.includes(camel)) {
+    return `unknown option; ctxfold's name is ${camel} (for Open WebUI valves, pass them through fromOpenWebUIValves(valves))`;
+  }
+  const mistaken = MISTAKES[key] ?? MISTAKES[camel];
+  if (mistaken && known.includes(mistaken)) return `unknown option; did you mean ${mistaken}?`;
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of known) {
+    const d = distance(camel.toLowerCase(), name.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3))
+    ? `unknown option; did you mean ${best}?`
+    : `unknown option (known: ${known.join(', ')})`;
+}
+
+function parseWith<T>(schema: z.ZodType<T>, known: readonly string[], value: unknown, path: string): T {
+  if (value === undefined) value = {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InputError(path, `must be an options object, got ${describe(value)}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    throw new InputError(`${path}.${[...issue.path, key].join('.')}`, unknownOption(key, known));
+  }
+  throw new InputError([path, ...issue.path.map(String)].join('.'), issue.message);
+}
+
+/** Options of `compressContext`: planning options plus format, tokenizer, an existing summary and caches. */
+export interface CompressOptions {
   /** Messages at the start that are always sent (rounded out to whole groups). Default 1. */
   keepFirst?: number;
   /** Messages at the end never summarized or cleared (rounded out to whole groups). Default 6. */
@@ -29,50 +171,88 @@ export interface PlanningOptions {
   toolOutputTrim?: ToolOutputTrim;
   /** Role of the summary message. Default `user` (accepted by every OpenAI-compatible backend). */
   summaryRole?: 'system' | 'user';
-  keep_first?: number;
-  keep_last?: number;
-  max_context_tokens?: number;
-  compression_threshold_tokens?: number;
-  tool_output_trim?: ToolOutputTrim;
-  summary_role?: 'system' | 'user';
+  /** Wire format of `messages`; `auto` (default) detects it. */
+  format?: FormatName | 'auto';
+  /** Model name: picks the tiktoken encoding. */
+  model?: string;
+  /**
+   * Token counter to use (its text cache stays warm across calls). Default: one per encoding for
+   * the process, whose text cache is bounded (least recently used texts go first).
+   */
+  counter?: TokenCounter;
+  /** Fix a broken incoming history before planning (default true); what changed is reported. */
+  repair?: boolean;
+  /** A summary made earlier; applied when the history still starts with the messages it covers. */
+  summary?: SummaryInput | null;
+  /**
+   * Remembers this chat's history (counts, groups, ids) so that its next request costs only the
+   * messages it adds. Needs `chatId`. Without it nothing is remembered between calls.
+   */
+  historyCache?: HistoryCache;
+  /** The chat this history belongs to, for `historyCache`. */
+  chatId?: string;
 }
 
-/** Planning options after defaults and aliases, checked. */
-export interface ResolvedPlanningOptions {
-  readonly keepFirst: number;
-  readonly keepLast: number;
-  readonly maxContextTokens?: number;
-  readonly compressionThresholdTokens?: number;
-  readonly collapseMinChars?: number;
-  readonly summaryRole: 'system' | 'user';
+/** `CompressOptions` after defaults, checked. */
+export interface ResolvedCompressOptions {
+  readonly plan: Omit<PlanOptions, 'requestOverheadTokens'>;
+  readonly format: FormatName | 'auto';
+  readonly model?: string;
+  readonly counter?: TokenCounter;
+  readonly repair: boolean;
+  readonly summary?: SummaryInput;
+  readonly historyCache?: HistoryCache;
+  readonly chatId?: string;
 }
 
-/** Default character threshold for `toolOutputTrim: true`. */
-export const DEFAULT_COLLAPSE_MIN_CHARS = 2000;
+type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole'>;
 
-function count(name: string, value: unknown, fallback: number | undefined, min: number): number | undefined {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new CtxfoldInputError(`options.${name}`, `must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-/** Applies defaults and snake_case aliases, and rejects values that cannot be meant (naming the option). */
-export function resolvePlanningOptions(o: PlanningOptions = {}): ResolvedPlanningOptions {
-  const trim = o.toolOutputTrim ?? o.tool_output_trim ?? false;
-  let collapseMinChars: number | undefined;
-  if (trim === true) collapseMinChars = DEFAULT_COLLAPSE_MIN_CHARS;
-  else if (trim && typeof trim === 'object') collapseMinChars = count('toolOutputTrim.minChars', trim.minChars, DEFAULT_COLLAPSE_MIN_CHARS, 0);
-  else if (trim !== false) throw new CtxfoldInputError('options.toolOutputTrim', `must be true, false or { minChars }, got ${JSON.stringify(trim)}`);
-  const role = o.summaryRole ?? o.summary_role ?? 'user';
-  if (role !== 'user' && role !== 'system') throw new CtxfoldInputError('options.summaryRole', `must be "user" or "system", got ${JSON.stringify(role)}`);
+/** Planning options with defaults applied. */
+export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOverheadTokens'> {
+  const trim = o.toolOutputTrim ?? false;
   return {
-    keepFirst: count('keepFirst', o.keepFirst ?? o.keep_first, 1, 0)!,
-    keepLast: count('keepLast', o.keepLast ?? o.keep_last, 6, 0)!,
-    maxContextTokens: count('maxContextTokens', o.maxContextTokens ?? o.max_context_tokens, undefined, 1),
-    compressionThresholdTokens: count('compressionThresholdTokens', o.compressionThresholdTokens ?? o.compression_threshold_tokens, undefined, 1),
-    collapseMinChars,
-    summaryRole: role,
+    keepFirst: o.keepFirst ?? DEFAULT_KEEP_FIRST,
+    keepLast: o.keepLast ?? DEFAULT_KEEP_LAST,
+    maxContextTokens: o.maxContextTokens,
+    compressionThresholdTokens: o.compressionThresholdTokens,
+    collapseMinChars: trim === true ? DEFAULT_COLLAPSE_MIN_CHARS : trim ? (trim.minChars ?? DEFAULT_COLLAPSE_MIN_CHARS) : undefined,
+    summaryRole: o.summaryRole ?? 'user',
   };
 }
+
+/** Checks `compressContext` options (unknown names included) and applies defaults. */
+export function resolveCompressOptions(options: unknown): ResolvedCompressOptions {
+  const o = parseWith(compressSchema, Object.keys(compressSchema.shape), options, 'options') as CompressOptions;
+  if (o.historyCache !== undefined && o.chatId === undefined) {
+    throw new InputError('options.chatId', 'is required with historyCache: the cache remembers one history per chat');
+  }
+  return {
+    plan: planOptionsOf(o),
+    format: o.format ?? 'auto',
+    model: o.model,
+    counter: o.counter,
+    repair: o.repair ?? true,
+    summary: o.summary ?? undefined,
+    historyCache: o.historyCache,
+    chatId: o.chatId,
+  };
+}
+
+/** The fields of `CompressorOptions` that are not planning options, checked; `R` is the request type. */
+export interface CompressorFields<R> {
+  readonly store?: unknown;
+  readonly summarizer?: unknown;
+  readonly concurrency?: number;
+  readonly jobTimeoutMs?: number;
+  readonly summaryFailMode?: 'silent' | 'raise';
+  readonly chatId?: (request: R) => string | undefined;
+  readonly historyCache?: HistoryCache;
+}
+
+/** Checks `createCompressor` options (unknown names included); defaults are applied by the compressor. */
+export function checkCompressorOptions<T>(options: unknown): T {
+  return parseWith(compressorSchema, Object.keys(compressorSchema.shape), options, 'options') as T;
+}
+
+/** The option names `compressContext` accepts, for help texts and compatibility helpers. */
+export const COMPRESS_OPTION_NAMES: readonly string[] = Object.keys(compressSchema.shape);

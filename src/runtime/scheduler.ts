@@ -1,5 +1,5 @@
-import { Mutex } from 'async-mutex';
 import PQueue from 'p-queue';
+import { InputError } from '../errors.js';
 
 /** The work a scheduled job does for one chat; it must stop when `signal` aborts. */
 export type ChatJob<P> = (chatId: string, payload: P, signal: AbortSignal) => Promise<void>;
@@ -21,8 +21,8 @@ export interface SchedulerHooks {
   readonly onError?: (chatId: string, error: unknown) => void;
 }
 
+/** A chat with a job running or queued; its presence in the map is the chat's lock. */
 interface ChatSlot<P> {
-  readonly mutex: Mutex;
   /** The newest payload that arrived while a job ran: at most one follow-up per chat. */
   next?: P;
 }
@@ -34,8 +34,9 @@ function timeoutError(ms: number): Error {
 }
 
 /**
- * Runs background jobs so that one chat never has two at once. The per-chat mutex is taken in the
- * same synchronous step as the check, so two quick triggers can never both start a job; a trigger
+ * Runs background jobs so that one chat never has two at once. A chat is taken by putting its slot
+ * in the map in the same synchronous step as the check (JavaScript runs one step at a time), so two
+ * quick triggers can never both start a job; a trigger
  * that finds the chat busy replaces the queued follow-up (newest history wins) and is run by the
  * job already holding the lock. Jobs of different chats share a global concurrency limit, are
  * time-limited, and are aborted by `close()`.
@@ -50,31 +51,26 @@ export class ChatScheduler<P> {
 
   constructor(private readonly job: ChatJob<P>, options: SchedulerOptions = {}, private readonly hooks: SchedulerHooks = {}) {
     const concurrency = options.concurrency ?? 2;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`options.concurrency: must be an integer >= 1, got ${concurrency}`);
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new InputError('options.concurrency', `must be an integer >= 1, got ${concurrency}`);
     this.timeoutMs = options.jobTimeoutMs ?? 120_000;
-    if (!(this.timeoutMs > 0)) throw new RangeError(`options.jobTimeoutMs: must be > 0, got ${this.timeoutMs}`);
+    if (!(this.timeoutMs > 0)) throw new InputError('options.jobTimeoutMs', `must be > 0, got ${this.timeoutMs}`);
     this.queue = new PQueue({ concurrency });
   }
 
   /** Asks for a job on `chatId` with `payload`. Never waits for the job. */
   trigger(chatId: string, payload: P): TriggerOutcome {
     if (this.closed) return 'closed';
-    let slot = this.slots.get(chatId);
-    if (!slot) this.slots.set(chatId, (slot = { mutex: new Mutex() }));
-    if (slot.mutex.isLocked()) {
-      slot.next = payload;
+    const busy = this.slots.get(chatId);
+    if (busy) {
+      busy.next = payload;
       return 'coalesced';
     }
-    const acquired = slot.mutex.acquire(); // locks synchronously: the check above and this take are one step
-    const run = this.drive(chatId, slot, payload, acquired);
+    const slot: ChatSlot<P> = {};
+    this.slots.set(chatId, slot); // the check above and this take are one synchronous step
+    const run = this.drive(chatId, slot, payload);
     this.running.add(run);
     void run.finally(() => this.running.delete(run));
     return 'started';
-  }
-
-  /** True while a job for `chatId` runs or waits for a queue slot. */
-  busy(chatId: string): boolean {
-    return this.slots.get(chatId)?.mutex.isLocked() ?? false;
   }
 
   /** Resolves when no job is running or queued (including follow-ups started meanwhile). */
@@ -104,8 +100,7 @@ export class ChatScheduler<P> {
     }
   }
 
-  private async drive(chatId: string, slot: ChatSlot<P>, first: P, acquired: Promise<() => void>): Promise<void> {
-    const release = await acquired;
+  private async drive(chatId: string, slot: ChatSlot<P>, first: P): Promise<void> {
     try {
       let payload: P | undefined = first;
       while (payload !== undefined) {
@@ -123,8 +118,7 @@ export class ChatScheduler<P> {
         payload = this.closed ? undefined : slot.next;
       }
     } finally {
-      release();
-      if (!slot.mutex.isLocked() && slot.next === undefined && this.slots.get(chatId) === slot) this.slots.delete(chatId);
+      if (this.slots.get(chatId) === slot) this.slots.delete(chatId);
     }
   }
 

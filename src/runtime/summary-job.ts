@@ -1,12 +1,13 @@
-import { analyzeContext, type CompressOptions } from './compress.js';
+import { scanStructure } from '../core/structure.js';
+import { withCallNames } from '../core/transcript.js';
 import type { TranscriptEntry } from '../formats/lens.js';
-import { cachedFingerprint, idAt } from './fingerprints.js';
-import { countNewInSlices } from './count-in-slices.js';
-import { inSlices } from './slices.js';
 import type { ChatState, StateStore } from '../store/state.js';
-import { hashCoveredIds } from '../store/hash.js';
 import { summarizeRolling } from '../summarize/rolling.js';
 import type { Summarizer } from '../summarize/summarizer.js';
+import { analyzeContext } from './compress.js';
+import { countInSlices } from './count-in-slices.js';
+import type { ResolvedCompressOptions } from './options.js';
+import { inSlices } from './slices.js';
 
 /** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
 const RENDER_OVERHEAD_TOKENS = 16;
@@ -47,7 +48,8 @@ export interface SummaryStaleEvent {
 export interface SummaryJobContext {
   readonly store: StateStore;
   readonly summarizer: Summarizer;
-  readonly planning: CompressOptions;
+  /** The compressor's planning options (with its counter and history cache). */
+  readonly planning: ResolvedCompressOptions;
   readonly onStart?: (e: SummaryStartEvent) => void;
   readonly onDone?: (e: SummaryDoneEvent) => void;
   readonly onStale?: (e: SummaryStaleEvent) => void;
@@ -66,14 +68,16 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const state = await ctx.store.get(chatId);
   // Counts and fingerprints of a long history are made in slices, so the synchronous plan below
   // is all cache hits and the job never holds the event loop for long.
-  await countNewInSlices(ctx.planning.counter!, messages, ctx.planning.format ?? 'auto');
-  await inSlices(messages.length, (i) => cachedFingerprint(messages[i]));
+  const cache = ctx.planning.historyCache!;
+  await countInSlices(cache, chatId, messages, ctx.planning.counter!, ctx.planning.format);
+  await inSlices(messages.length, (i) => cache.fingerprints.of(messages[i]));
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   const analysis = analyzeContext(messages, {
     ...ctx.planning,
-    summary: state ? { text: state.summary, coveredIds: state.coveredIds } : null,
+    chatId,
+    summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
   });
-  const { report, input, lens, counter, counts } = analysis;
+  const { report, input, lens, counter, counts, idOf } = analysis;
   const range = report.summarize;
   if (!range || range.end <= range.start) return;
   const { start, end } = range;
@@ -82,8 +86,9 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const baseVersion = state?.version ?? 0;
   ctx.onStart?.({ chatId, from: start, to: end, baseVersion, recomputed });
 
-  const entries: TranscriptEntry[] = new Array(end - start);
-  await inSlices(end - start, (k) => { entries[k] = lens.transcript(input[start + k]); });
+  const read: TranscriptEntry[] = new Array(end - start);
+  await inSlices(end - start, (k) => { read[k] = lens.transcript(input[start + k]); });
+  const entries = withCallNames(read, scanStructure(input, lens, start, end), start);
   const { summary, calls } = await summarizeRolling(ctx.summarizer, {
     previousSummary: applied ? state?.summary : undefined,
     messages: entries,
@@ -98,7 +103,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
 
   const head = report.headEnd;
   const coveredIds: string[] = new Array(end - head);
-  await inSlices(end - head, (k) => { coveredIds[k] = idAt(input, lens, head + k); });
+  await inSlices(end - head, (k) => { coveredIds[k] = idOf(head + k); });
   let tokensBefore = 0;
   for (let i = head; i < end; i++) tokensBefore += counts[i];
   const now = (ctx.now ?? (() => new Date().toISOString()))();
@@ -107,8 +112,6 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     version: baseVersion + 1,
     summary,
     coveredIds,
-    coveredHash: hashCoveredIds(coveredIds),
-    headLength: report.headEnd,
     summarizer: ctx.summarizer.name,
     model: ctx.summarizer.model,
     tokensBefore,

@@ -1,3 +1,4 @@
+import { StoreError } from '../errors.js';
 import { assertCommittable } from './commit-rules.js';
 import type { ChatState, StateStore } from './state.js';
 
@@ -37,7 +38,7 @@ export class MemoryStore implements StateStore {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new Error('MemoryStore: the store is closed; open a new one');
+    if (this.#closed) throw new StoreError('MemoryStore', 'the store is closed; open a new one');
   }
 }
 
@@ -48,8 +49,6 @@ function frozenCopy(state: ChatState): ChatState {
     version: state.version,
     summary: state.summary,
     coveredIds: Object.freeze([...state.coveredIds]),
-    coveredHash: state.coveredHash,
-    headLength: state.headLength,
     summarizer: state.summarizer,
     ...(state.model !== undefined ? { model: state.model } : {}),
     tokensBefore: state.tokensBefore,

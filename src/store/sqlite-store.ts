@@ -1,8 +1,26 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { InputError, StoreError } from '../errors.js';
 import { assertCommittable } from './commit-rules.js';
 import type { ChatState, StateStore } from './state.js';
+
+type Database = BetterSqlite3.Database;
+
+/**
+ * better-sqlite3 is an optional peer dependency: only this module loads it, so `import 'ctxfold'`
+ * works without it, and importing `ctxfold/sqlite` without it fails with one line saying what to install.
+ */
+const Sqlite: typeof BetterSqlite3 = await import('better-sqlite3').then(
+  (m) => m.default,
+  (error: unknown) => {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      throw new StoreError('ctxfold/sqlite', 'needs the package better-sqlite3, which is not installed: run `npm install better-sqlite3`', { cause: error });
+    }
+    throw new StoreError('ctxfold/sqlite', `could not load better-sqlite3 (${(error as Error).message}); if Node was upgraded, run \`npm rebuild better-sqlite3\``, { cause: error });
+  },
+);
 
 /** Options of `SqliteStore.open`. */
 export interface SqliteStoreOptions {
@@ -16,8 +34,6 @@ interface ChatStateRow {
   version: number;
   summary: string;
   covered_ids: string;
-  covered_hash: string;
-  head_length: number;
   summarizer: string;
   model: string | null;
   tokens_before: number;
@@ -30,7 +46,7 @@ interface ChatStateRow {
  * Schema steps: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new steps,
  * never edit a released one: files in the field are at every version already shipped.
  */
-const MIGRATIONS: readonly ((db: Database.Database) => void)[] = [
+const MIGRATIONS: readonly ((db: Database) => void)[] = [
   (db) => db.exec(`
     CREATE TABLE chat_state (
       chat_id       TEXT PRIMARY KEY,
@@ -46,6 +62,8 @@ const MIGRATIONS: readonly ((db: Database.Database) => void)[] = [
       created_at    TEXT NOT NULL,
       updated_at    TEXT NOT NULL
     ) STRICT`),
+  // covered_hash and head_length were written and never read: the covered ids are the authority.
+  (db) => db.exec('ALTER TABLE chat_state DROP COLUMN covered_hash; ALTER TABLE chat_state DROP COLUMN head_length;'),
 ];
 
 /** The `user_version` this code reads and writes. */
@@ -59,29 +77,29 @@ export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
  */
 export class SqliteStore implements StateStore {
   readonly path: string;
-  readonly #db: Database.Database;
-  readonly #select: Database.Statement<[string], ChatStateRow>;
-  readonly #remove: Database.Statement<[string]>;
+  readonly #db: Database;
+  readonly #select: BetterSqlite3.Statement<[string], ChatStateRow>;
+  readonly #remove: BetterSqlite3.Statement<[string]>;
   readonly #commit: (row: ChatStateRow, expectedVersion: number) => boolean;
   readonly #busyTimeoutMs: number;
   #closed = false;
 
-  private constructor(db: Database.Database, path: string, busyTimeoutMs: number) {
+  private constructor(db: Database, path: string, busyTimeoutMs: number) {
     this.#db = db;
     this.path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#select = db.prepare<[string], ChatStateRow>('SELECT * FROM chat_state WHERE chat_id = ?');
     this.#remove = db.prepare<[string]>('DELETE FROM chat_state WHERE chat_id = ?');
     const insert = db.prepare<[ChatStateRow]>(`
-      INSERT INTO chat_state (chat_id, version, summary, covered_ids, covered_hash, head_length, summarizer, model,
+      INSERT INTO chat_state (chat_id, version, summary, covered_ids, summarizer, model,
                               tokens_before, tokens_after, created_at, updated_at)
-      VALUES (@chat_id, @version, @summary, @covered_ids, @covered_hash, @head_length, @summarizer, @model,
+      VALUES (@chat_id, @version, @summary, @covered_ids, @summarizer, @model,
               @tokens_before, @tokens_after, @created_at, @updated_at)
       ON CONFLICT (chat_id) DO NOTHING`);
     const update = db.prepare<[ChatStateRow & { expected: number }]>(`
       UPDATE chat_state
-         SET version = @version, summary = @summary, covered_ids = @covered_ids, covered_hash = @covered_hash,
-             head_length = @head_length, summarizer = @summarizer, model = @model, tokens_before = @tokens_before,
+         SET version = @version, summary = @summary, covered_ids = @covered_ids,
+             summarizer = @summarizer, model = @model, tokens_before = @tokens_before,
              tokens_after = @tokens_after, created_at = @created_at, updated_at = @updated_at
        WHERE chat_id = @chat_id AND version = @expected`);
     // Insert only when no row exists; otherwise update only the row still at the expected version.
@@ -98,10 +116,18 @@ export class SqliteStore implements StateStore {
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-      throw new RangeError(`options.busyTimeoutMs: must be a whole number of ms >= 0, got ${String(busyTimeoutMs)}`);
+      throw new InputError('options.busyTimeoutMs', `must be a whole number of ms >= 0, got ${String(busyTimeoutMs)}`);
     }
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const db = new Database(path);
+    if (typeof path !== 'string' || path === '') {
+      throw new InputError('path', `must be the database file's path (or ":memory:"), got ${JSON.stringify(path)}`);
+    }
+    let db: Database;
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      db = new Sqlite(path);
+    } catch (error) {
+      throw new StoreError(`SqliteStore(${path})`, `cannot open the database: ${(error as Error).message}`, { cause: error });
+    }
     try {
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
       db.pragma('journal_mode = WAL');
@@ -115,7 +141,8 @@ export class SqliteStore implements StateStore {
       return new SqliteStore(db, path, busyTimeoutMs);
     } catch (error) {
       db.close();
-      throw error;
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(`SqliteStore(${path})`, `cannot open the database: ${(error as Error).message}`, { cause: error });
     }
   }
 
@@ -154,12 +181,12 @@ export class SqliteStore implements StateStore {
       const hint = code.startsWith('SQLITE_BUSY')
         ? `: another connection held the write lock longer than busyTimeoutMs (${this.#busyTimeoutMs} ms); raise it, or shorten that connection's transactions`
         : '';
-      throw new Error(`SqliteStore(${this.path}): ${call}: ${(error as Error).message} (${code})${hint}`, { cause: error });
+      throw new StoreError(`SqliteStore(${this.path})`, `${call}: ${(error as Error).message} (${code})${hint}`, { cause: error });
     }
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new Error(`SqliteStore(${this.path}): the store is closed; open it again with SqliteStore.open`);
+    if (this.#closed) throw new StoreError(`SqliteStore(${this.path})`, 'the store is closed; open it again with SqliteStore.open');
   }
 
   /** A stored row as a frozen `ChatState`; a row whose `covered_ids` is not a JSON string array is reported, not returned. */
@@ -170,8 +197,6 @@ export class SqliteStore implements StateStore {
       version: row.version,
       summary: row.summary,
       coveredIds: Object.freeze(coveredIds),
-      coveredHash: row.covered_hash,
-      headLength: row.head_length,
       summarizer: row.summarizer,
       ...(row.model !== null ? { model: row.model } : {}),
       tokensBefore: row.tokens_before,
@@ -183,13 +208,13 @@ export class SqliteStore implements StateStore {
 }
 
 /** Runs the missing schema steps in one IMMEDIATE transaction, so two processes opening a new file at once migrate it once. */
-function migrate(db: Database.Database, path: string): void {
+function migrate(db: Database, path: string): void {
   const readVersion = () => db.pragma('user_version', { simple: true }) as number;
   if (readVersion() === SQLITE_SCHEMA_VERSION) return;
   const upgrade = db.transaction(() => {
     const from = readVersion();
     if (from > SQLITE_SCHEMA_VERSION) {
-      throw new Error(`SqliteStore(${path}): schema version ${from} is newer than this ctxfold supports (${SQLITE_SCHEMA_VERSION}); upgrade ctxfold or use another file`);
+      throw new StoreError(`SqliteStore(${path})`, `schema version ${from} is newer than this ctxfold supports (${SQLITE_SCHEMA_VERSION}); upgrade ctxfold or use another file`);
     }
     for (let version = from; version < SQLITE_SCHEMA_VERSION; version++) MIGRATIONS[version]!(db);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
@@ -203,8 +228,6 @@ function toRow(state: ChatState): ChatStateRow {
     version: state.version,
     summary: state.summary,
     covered_ids: JSON.stringify(state.coveredIds),
-    covered_hash: state.coveredHash,
-    head_length: state.headLength,
     summarizer: state.summarizer,
     model: state.model ?? null,
     tokens_before: state.tokensBefore,
@@ -220,10 +243,10 @@ function parseCoveredIds(text: string, where: () => string): string[] {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${where()}: not valid JSON (${(error as Error).message}); delete this chat's state to rebuild it`);
+    throw new StoreError(where(), `not valid JSON (${(error as Error).message}); delete this chat's state to rebuild it`);
   }
   if (!Array.isArray(parsed) || parsed.some((id) => typeof id !== 'string')) {
-    throw new Error(`${where()}: expected a JSON array of strings, found ${text.length > 80 ? `${text.slice(0, 80)}...` : text}; delete this chat's state to rebuild it`);
+    throw new StoreError(where(), `expected a JSON array of strings, found ${text.length > 80 ? `${text.slice(0, 80)}...` : text}; delete this chat's state to rebuild it`);
   }
   return parsed as string[];
 }

@@ -8,10 +8,6 @@ export interface ChatState {
   readonly summary: string;
   /** Ids of the covered messages, in history order, starting right after the head. */
   readonly coveredIds: readonly string[];
-  /** Hash over `coveredIds` in order: a quick check that the history still starts the same way. */
-  readonly coveredHash: string;
-  /** Number of head messages (`keepFirst`, rounded to groups) the coverage starts after. */
-  readonly headLength: number;
   readonly summarizer: string;
   readonly model?: string;
   /** Tokens of the covered messages, and of the summary that replaces them. */
@@ -23,7 +19,8 @@ export interface ChatState {
 }
 
 /**
- * Where chat states live. `commit` is a compare-and-set on `version`: it writes only when the
+ * Where chat states live. A store that cannot reach its data rejects with a `StoreError`; a
+ * malformed `commit` call is an `InputError`. `commit` is a compare-and-set on `version`: it writes only when the
  * stored version is `expectedVersion` (0 = no state yet) and is atomic, so a crash leaves either
  * the old or the new state, and a stale job can never overwrite a newer summary.
  */

@@ -1,5 +1,6 @@
-import type { CallRef, ResultRef, TranscriptEntry } from '../formats/lens.js';
+import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
+import { InputError } from '../errors.js';
 import { callText } from './call-text.js';
 import { defaultTextCounter } from './default-counter.js';
 import { factsFromContent, type Fact } from './facts.js';
@@ -27,7 +28,7 @@ export const FACTS_PER_MESSAGE = 24;
 export const MIN_SUMMARY_TOKENS = 32;
 
 function positiveInteger(value: number, name: string, min = 1): number {
-  if (!Number.isInteger(value) || value < min) throw new RangeError(`options.${name}: must be an integer >= ${min}, got ${value}`);
+  if (!Number.isInteger(value) || value < min) throw new InputError(`options.${name}`, `must be an integer >= ${min}, got ${value}`);
   return value;
 }
 
@@ -35,19 +36,14 @@ function factLine(fact: Fact): string {
   return fact.label ? `${fact.label}: ${fact.value}` : fact.value;
 }
 
-/** The call a result answers: by id where both have one, else the oldest call still open. */
-function takeCall(open: CallRef[], result: ResultRef): CallRef | undefined {
-  const at = result.id === undefined ? 0 : open.findLastIndex((c) => c.id === result.id);
-  return at >= 0 && at < open.length ? open.splice(at, 1)[0] : undefined;
-}
-
 /**
  * Folds entries, oldest first, into the working memory: what each user asked, each tool call
  * with its arguments, errors tool results reported, identifiers found in results and messages,
  * and what the assistant concluded. System messages are skipped (they are pinned, never folded).
+ * A result's tool name is the one its entry carries (`transcriptOf` names results after the calls
+ * they answer); this fold does no pairing of its own.
  */
 export function foldEntries(memory: WorkingMemory, entries: readonly TranscriptEntry[], checkpoint: () => void): void {
-  const open: CallRef[] = [];
   for (const entry of entries) {
     checkpoint();
     if (entry.role === 'system') continue;
@@ -57,12 +53,9 @@ export function foldEntries(memory: WorkingMemory, entries: readonly TranscriptE
     if (entry.role === 'user' && text) addItem(memory, opensChat ? 'Goal' : 'User requests', requestOf(text));
     if (text) for (const fact of factsFromContent(text, FACTS_PER_MESSAGE)) addItem(memory, 'Facts', factLine(fact));
     if (entry.role === 'assistant' && text) addItem(memory, 'Conclusions', entry.calls.length > 0 ? outcomesOf(text) : conclusionOf(text));
-    for (const call of entry.calls) {
-      addItem(memory, 'Tool calls', callText(call));
-      open.push(call);
-    }
+    for (const call of entry.calls) addItem(memory, 'Tool calls', callText(call));
     for (const result of entry.results) {
-      const name = result.name ?? takeCall(open, result)?.name;
+      const name = result.name;
       const error = errorOf(result.content);
       if (error) addItem(memory, 'Errors', name ? `${name}: ${error}` : error);
       for (const fact of factsFromContent(result.content, FACTS_PER_MESSAGE)) addItem(memory, 'Facts', factLine(fact));

@@ -26,6 +26,12 @@ export interface LlmSummarizerOptions {
   readonly fetch?: typeof fetch;
   /** Extra request headers (organisation, project, gateway keys...). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Waits `ms` before a retry (the backoff delay, or what `retry-after` asked for), and rejects
+   * with `signal.reason` as soon as the caller's signal aborts. Default: a real timer
+   * (`abortableSleep`). Tests inject one to see the delays without waiting them.
+   */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** Why an attempt failed: the server's status, the network, the time limit, or an unreadable answer. */
@@ -207,7 +213,7 @@ export function createLlmSummarizer(options: LlmSummarizerOptions): Summarizer {
           });
         }
         if (failure.kind === 'garbage') garbageRetried = true;
-        await abortableSleep(failure.waitMs ?? backoffDelayMs(attempts - 1, retryBaseMs), signal);
+        await (options.sleep ?? abortableSleep)(failure.waitMs ?? backoffDelayMs(attempts - 1, retryBaseMs), signal);
       }
     },
   };

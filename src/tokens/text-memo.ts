@@ -1,25 +1,40 @@
 /**
  * Values computed from texts (token counts, fingerprints), remembered by the text itself and
- * bounded by the characters the memo keeps alive: when the next text would pass `maxChars`, the
- * memo starts over. A hit is one hash-and-compare of the string; nothing is ever stale, since the
- * key is the content.
+ * bounded by the bytes of text it keeps alive (two bytes a character, as JavaScript strings may
+ * take): past `maxBytes`, the least recently used texts are forgotten first. Nothing is ever
+ * stale, since the key is the content.
  */
 export class TextMemo<V> {
   private readonly values = new Map<string, V>();
-  private chars = 0;
+  private bytes = 0;
 
-  constructor(private readonly maxChars: number) {}
+  constructor(private readonly maxBytes: number) {}
 
   get(text: string): V | undefined {
-    return this.values.get(text);
+    const value = this.values.get(text);
+    if (value !== undefined) {
+      // Most recently used last: Map iterates in insertion order, so eviction starts at the front.
+      this.values.delete(text);
+      this.values.set(text, value);
+    }
+    return value;
   }
 
   set(text: string, value: V): void {
-    if (this.chars + text.length > this.maxChars) {
-      this.values.clear();
-      this.chars = 0;
-    }
+    const size = 2 * text.length;
+    if (size > this.maxBytes) return;
+    if (this.values.has(text)) this.values.delete(text);
+    else this.bytes += size;
     this.values.set(text, value);
-    this.chars += text.length;
+    for (const key of this.values.keys()) {
+      if (this.bytes <= this.maxBytes) break;
+      this.values.delete(key);
+      this.bytes -= 2 * key.length;
+    }
+  }
+
+  /** Texts held and the bytes they take. */
+  size(): { texts: number; bytes: number } {
+    return { texts: this.values.size, bytes: this.bytes };
   }
 }

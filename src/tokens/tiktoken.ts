@@ -1,4 +1,10 @@
 import { get_encoding, get_encoding_name_for_model, type Tiktoken, type TiktokenEncoding, type TiktokenModel } from 'tiktoken';
+import type { TextCounter } from './counter.js';
+
+/**
+ * The only module that loads tiktoken. One WASM encoder per encoding is shared by the whole
+ * process (about 30 MB each): it is built at the first count and freed by `freeEncoders()`.
+ */
 
 /** The encoding used when none is named and the model is unknown. */
 export const DEFAULT_ENCODING: TiktokenEncoding = 'o200k_base';
@@ -20,8 +26,7 @@ export function encodingForModel(model: string | undefined): TiktokenEncoding {
   }
 }
 
-/** One encoder per encoding for the whole process (WASM memory is ~30 MB each); see `freeEncoders`. */
-export function sharedEncoder(encoding: TiktokenEncoding): Tiktoken {
+function sharedEncoder(encoding: TiktokenEncoding): Tiktoken {
   let enc = loaded.get(encoding);
   if (!enc) {
     enc = get_encoding(encoding);
@@ -34,4 +39,49 @@ export function sharedEncoder(encoding: TiktokenEncoding): Tiktoken {
 export function freeEncoders(): void {
   for (const enc of loaded.values()) enc.free();
   loaded.clear();
+}
+
+/**
+ * Runs of letters (CJK text, `aaaa…`) or of punctuation this long are one pre-tokenizer piece,
+ * and tiktoken's merge step is quadratic in a piece's length: 20k Chinese characters without
+ * punctuation take seconds. Such runs are counted in slices of `RUN_SLICE_CHARS`, which bounds
+ * the cost and over-counts by at most one token per slice seam (under 1% on CJK text).
+ */
+const LONG_RUN = /[\p{L}\p{M}]{256,}|[^\s\p{L}\p{N}]{256,}/gu;
+const RUN_SLICE_CHARS = 128;
+
+/** True when `text` has 256 characters in a row without a space, tab or newline: the only place a `LONG_RUN` can be. */
+function hasLongRun(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 10 || c === 9 || c === 13) run = 0;
+    else if (++run >= 256) return true;
+  }
+  return false;
+}
+
+/** Counts `text` with `encode`, slicing pathological long runs (see `LONG_RUN`); exact for ordinary text. */
+export function countInPieces(text: string, encode: (piece: string) => number): number {
+  if (text.length === 0) return 0;
+  if (text.length < 256 || !hasLongRun(text)) return encode(text);
+  LONG_RUN.lastIndex = 0;
+  let match = LONG_RUN.exec(text);
+  if (match === null) return encode(text);
+  let total = 0;
+  let last = 0;
+  while (match !== null) {
+    if (match.index > last) total += encode(text.slice(last, match.index));
+    const end = match.index + match[0].length;
+    for (let k = match.index; k < end; k += RUN_SLICE_CHARS) total += encode(text.slice(k, Math.min(end, k + RUN_SLICE_CHARS)));
+    last = end;
+    match = LONG_RUN.exec(text);
+  }
+  if (last < text.length) total += encode(text.slice(last));
+  return total;
+}
+
+/** A text counter on tiktoken's `encoding`, looked up per count so it keeps working after `freeEncoders()`. */
+export function tiktokenCounter(encoding: TiktokenEncoding): TextCounter {
+  return (t) => countInPieces(t, (piece) => sharedEncoder(encoding).encode_ordinary(piece).length);
 }

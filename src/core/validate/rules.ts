@@ -1,6 +1,5 @@
 import type { MessageLens } from '../../formats/lens.js';
-import type { OpenAIChatMessage } from '../../formats/openai-chat/lens.js';
-import { pairTurn, type CallStructure, type PlacedResult } from '../turns.js';
+import type { CallStructure } from '../structure.js';
 
 /** Names of the rules a history can break (I1–I12 in the provider notes map onto these). */
 export type RuleId =
@@ -36,28 +35,15 @@ export interface Rule<M> {
   readonly check: (input: RuleInput<M>) => Violation[];
 }
 
-function resultsByTurn(structure: CallStructure): Map<number, PlacedResult[]> {
-  const byTurn = new Map<number, PlacedResult[]>();
-  for (const p of structure.results) {
-    if (!p.turn) continue;
-    const list = byTurn.get(p.turn.opener);
-    if (list) list.push(p);
-    else byTurn.set(p.turn.opener, [p]);
-  }
-  return byTurn;
-}
-
 const idText = (id: string | undefined, name: string | undefined) => id ?? (name ? `function ${name}` : '(no id)');
 
 /** I1/I3: every call is answered by the unbroken run of results right after the message that made it. */
 export const callsAnswered: Rule<unknown> = {
   id: 'call-unanswered',
   check({ structure }) {
-    const byTurn = resultsByTurn(structure);
     const out: Violation[] = [];
     for (const turn of structure.turns) {
-      const { answers } = pairTurn(turn, byTurn.get(turn.opener) ?? []);
-      const missing = turn.calls.filter((_, k) => answers[k].length === 0).map((c) => idText(c.id, c.name));
+      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined).map((c) => idText(c.id, c.name));
       if (missing.length === 0) continue;
       out.push({
         index: turn.opener,
@@ -74,20 +60,16 @@ export const callsAnswered: Rule<unknown> = {
 export const resultsHaveCall: Rule<unknown> = {
   id: 'result-orphan',
   check({ structure }) {
-    const byTurn = resultsByTurn(structure);
     const out: Violation[] = [];
     for (const p of structure.results) {
-      if (p.turn) continue;
-      out.push({
-        index: p.index,
-        rule: 'result-orphan',
-        id: p.result.id,
-        message: `messages[${p.index}]: tool result ${idText(p.result.id, p.result.name)} answers no call: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`,
-      });
-    }
-    for (const turn of structure.turns) {
-      const { strays } = pairTurn(turn, byTurn.get(turn.opener) ?? []);
-      for (const p of strays) {
+      if (p.pairing === 'outside') {
+        out.push({
+          index: p.index,
+          rule: 'result-orphan',
+          id: p.result.id,
+          message: `messages[${p.index}]: tool result ${idText(p.result.id, p.result.name)} answers no call: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`,
+        });
+      } else if (p.pairing === 'stray') {
         out.push({
           index: p.index,
           rule: 'result-orphan',
@@ -96,7 +78,7 @@ export const resultsHaveCall: Rule<unknown> = {
         });
       }
     }
-    return out.sort((a, b) => a.index - b.index);
+    return out;
   },
 };
 
@@ -104,22 +86,19 @@ export const resultsHaveCall: Rule<unknown> = {
 export const resultsUnique: Rule<unknown> = {
   id: 'result-duplicate',
   check({ structure }) {
-    const byTurn = resultsByTurn(structure);
     const out: Violation[] = [];
-    for (const turn of structure.turns) {
-      const { answers } = pairTurn(turn, byTurn.get(turn.opener) ?? []);
-      answers.forEach((list, k) => {
-        for (let d = 1; d < list.length; d++) {
-          const call = turn.calls[k];
-          out.push({
-            index: list[d].index,
-            rule: 'result-duplicate',
-            id: call.id,
-            message: call.id !== undefined
-              ? `messages[${list[d].index}]: Invalid parameter: Duplicate value for 'tool_call_id' of '${call.id}', in messages[${list[0].index}] and messages[${list[d].index}].`
-              : `messages[${list[d].index}]: function ${call.name} was already answered in messages[${list[0].index}]; a legacy function call takes exactly one 'function' message.`,
-          });
-        }
+    for (const p of structure.results) {
+      if (p.pairing !== 'duplicate') continue;
+      const turn = structure.turns[p.turn];
+      const call = turn.calls[p.call];
+      const first = turn.answers[p.call]!.index;
+      out.push({
+        index: p.index,
+        rule: 'result-duplicate',
+        id: call.id,
+        message: call.id !== undefined
+          ? `messages[${p.index}]: Invalid parameter: Duplicate value for 'tool_call_id' of '${call.id}', in messages[${first}] and messages[${p.index}].`
+          : `messages[${p.index}]: function ${call.name} was already answered in messages[${first}]; a legacy function call takes exactly one 'function' message.`,
       });
     }
     return out;
@@ -141,52 +120,6 @@ export const callIdsUnique: Rule<unknown> = {
         seen.add(c.id);
       }
     }
-    return out;
-  },
-};
-
-/** OpenAI: a tool message names the call it answers. */
-export const toolMessageHasId: Rule<OpenAIChatMessage> = {
-  id: 'result-missing-id',
-  check({ messages }) {
-    const out: Violation[] = [];
-    messages.forEach((m, index) => {
-      if (m.role === 'tool' && typeof m.tool_call_id !== 'string') {
-        out.push({ index, rule: 'result-missing-id', message: `messages[${index}]: Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.` });
-      }
-    });
-    return out;
-  },
-};
-
-/** OpenAI legacy: a function message names its function, and only assistants make function calls. */
-export const legacyFunctionShape: Rule<OpenAIChatMessage> = {
-  id: 'function-missing-name',
-  check({ messages }) {
-    const out: Violation[] = [];
-    messages.forEach((m, index) => {
-      if (m.role === 'function' && (typeof m.name !== 'string' || m.name === '')) {
-        out.push({ index, rule: 'function-missing-name', message: `messages[${index}]: Missing parameter 'name': messages with role 'function' must have a 'name'.` });
-      }
-      if ((m.function_call || (Array.isArray(m.tool_calls) && m.tool_calls.length > 0)) && m.role !== 'assistant') {
-        out.push({ index, rule: 'function-call-not-assistant', message: `messages[${index}]: Invalid parameter: only messages with role 'assistant' can have a function call.` });
-      }
-    });
-    return out;
-  },
-};
-
-/** OpenAI: content may be null only on an assistant message that makes calls. */
-export const contentPresent: Rule<OpenAIChatMessage> = {
-  id: 'content-null',
-  check({ messages }) {
-    const out: Violation[] = [];
-    messages.forEach((m, index) => {
-      const makesCalls = (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || !!m.function_call;
-      if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && makesCalls)) {
-        out.push({ index, rule: 'content-null', message: `messages[${index}]: Invalid value for 'content': expected a string, got null.` });
-      }
-    });
     return out;
   },
 };

@@ -1,33 +1,7 @@
 import type { CallRef, MessageKind, MessageLens, ResultRef, TranscriptEntry } from '../lens.js';
+import type { OpenAIChatMessage, OpenAIContentPart } from './types.js';
 
-/** A content part of an OpenAI Chat message (text, image, audio, file, refusal...). */
-export interface OpenAIContentPart {
-  type: string;
-  text?: string;
-  refusal?: string;
-  [key: string]: unknown;
-}
-
-/** An OpenAI Chat Completions tool call as it appears in `assistant.tool_calls`. */
-export interface OpenAIToolCall {
-  id: string;
-  type?: string;
-  function: { name: string; arguments: string };
-  [key: string]: unknown;
-}
-
-/** An OpenAI Chat Completions message, loosely typed: unknown fields are kept as they are. */
-export interface OpenAIChatMessage {
-  role: string;
-  content?: string | OpenAIContentPart[] | null;
-  name?: string;
-  tool_calls?: OpenAIToolCall[] | null;
-  tool_call_id?: string;
-  function_call?: { name: string; arguments: string } | null;
-  [key: string]: unknown;
-}
-
-const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+const ROLES: readonly string[] = Object.freeze(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -155,13 +129,14 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   gluedToNext: () => false,
   splitParallelCalls: false,
   summaryMessage: (text, role) => ({ role, content: text }),
+  missingResult: (call, text) => (call.id !== undefined ? { role: 'tool', tool_call_id: call.id, content: text } : { role: 'function', name: call.name, content: text }),
   collapseResults: (m, placeholder) => ({ ...m, content: placeholder }),
   problem(value: unknown) {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
     const m = value as Record<string, unknown>;
     const role = m.role;
     if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
-    if (!ROLES.has(role)) return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected ${[...ROLES].join(', ')})` };
+    if (!ROLES.includes(role)) return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected ${[...ROLES].join(', ')})` };
     const c = m.content;
     if (typeof c !== 'string' && c !== undefined && c !== null && !Array.isArray(c)) return { field: '.content', rule: `must be a string, an array of parts or null, got ${describe(c)}` };
     // Only assistants carry calls; other roles are not read for them (most messages stop here).

@@ -1,0 +1,14 @@
+/**
+ * The texts the planner writes itself: the frame around a summary and the placeholder of a
+ * cleared tool result. Each says what was left out, so the model knows it is not seeing everything.
+ */
+
+/** The text of the message that stands for summarized history: a short frame, then the summary. */
+export function summaryMessageText(summary: string, coveredMessages: number): string {
+  return `[Summary of ${coveredMessages} earlier messages of this conversation, which are not repeated here]\n${summary}`;
+}
+
+/** Placeholder text for a collapsed tool result; says what was there so the model can ask again. */
+export function collapsedPlaceholder(chars: number): string {
+  return `[tool result cleared to save context: ${chars} characters omitted]`;
+}

@@ -1,0 +1,42 @@
+import { InputError } from '../errors.js';
+import { repairWithLens, type RepairAction } from '../core/repair.js';
+import type { Violation } from '../core/validate/rules.js';
+import { checkProfile, type Profile } from '../core/validate/validate.js';
+import type { FormatName } from './lens.js';
+import { openaiProfile } from './openai-chat/profile.js';
+import { selectLens } from './registry.js';
+
+/** The provider profiles that ship, by name. */
+export const PROFILES = { openai: openaiProfile } as const satisfies Record<string, Profile<any>>;
+
+/** A provider profile's name (`openai`). */
+export type ProfileName = keyof typeof PROFILES;
+
+/** The profile for `name`, or an `InputError` naming the profiles that exist. */
+export function profileFor(name: unknown, path = 'profile'): Profile<any> {
+  if (typeof name === 'object' && name !== null && Array.isArray((name as Profile<unknown>).rules) && typeof (name as Profile<unknown>).lens === 'object') return name as Profile<any>;
+  if (typeof name === 'string' && Object.hasOwn(PROFILES, name)) return PROFILES[name as ProfileName];
+  throw new InputError(path, `must be a profile name (${Object.keys(PROFILES).join(', ')}) or a Profile object, got ${typeof name === 'string' ? JSON.stringify(name) : String(name)}`);
+}
+
+/**
+ * Checks a history against a provider's tool-call rules. Returns every violation, ordered by
+ * message index, each worded like the provider's own 400 error; an empty list means the provider
+ * accepts the sequence. Input that is not a list of that format's messages is an `InputError`
+ * naming the message and field, never a violation.
+ */
+export function validateMessages<M>(messages: readonly M[], profile: ProfileName | Profile<M> = 'openai'): Violation[] {
+  const p = profileFor(profile) as Profile<M>;
+  selectLens(messages, p.lens.format);
+  return checkProfile(messages, p);
+}
+
+/**
+ * Fixes a broken incoming history (missing result -> synthetic error result in the format's
+ * shape; orphan or duplicate result -> removed) and says what it did. Untouched messages are
+ * the caller's own objects, in order; a history with nothing to fix comes back as the same array.
+ */
+export function repairHistory<M>(messages: readonly M[], options: { readonly format?: FormatName | 'auto' } = {}): { messages: readonly M[]; actions: RepairAction[] } {
+  const lens = selectLens(messages, options.format ?? 'auto');
+  return repairWithLens(messages, lens);
+}

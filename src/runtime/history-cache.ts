@@ -1,0 +1,104 @@
+import { sameJson } from '../core/same-json.js';
+import type { Grouping } from '../core/groups.js';
+import type { FormatName } from '../formats/lens.js';
+import { Fingerprints } from './fingerprints.js';
+
+/**
+ * What a chat's last planned history left behind for its next request: a snapshot of its
+ * messages (the array copied, the message objects shared) and what was found for them.
+ */
+export interface RememberedHistory {
+  readonly messages: readonly unknown[];
+  readonly counts: Float64Array;
+  readonly grouping: Grouping;
+  readonly format: FormatName;
+  /** Message ids computed so far, by position (holes where none was needed yet). */
+  readonly ids: string[];
+}
+
+/** A history matched against its chat's remembered one: that history, and how many leading messages they share. */
+export interface Recall {
+  readonly history?: RememberedHistory;
+  readonly shared: number;
+}
+
+/** Options of `createHistoryCache`. */
+export interface HistoryCacheOptions {
+  /** Most chats remembered; the least recently used goes first. Default 1,000. */
+  readonly maxChats?: number;
+  /** Most bytes of history remembered, estimated (see `estimateBytes`). Default 256 MiB. */
+  readonly maxBytes?: number;
+}
+
+/**
+ * The recent histories of many chats, one each, bounded by count and by bytes, least recently
+ * used first. A chat's next request that repeats its messages at the same positions (the same
+ * objects, or equal content as in a re-parsed request body) reuses their counts, groups and ids
+ * and pays one comparison per message. Owned by its creator: nothing here is process-wide.
+ */
+export interface HistoryCache {
+  /** The remembered history of `chatId` and how many leading messages `messages` shares with it. */
+  recall(chatId: string, messages: readonly unknown[]): Recall;
+  /** Remembers `history` for `chatId`, replacing the chat's previous one. */
+  remember(chatId: string, history: RememberedHistory): void;
+  /** Fingerprints (for message ids) of the messages these histories hold. */
+  readonly fingerprints: Fingerprints;
+  /** Chats and estimated bytes held. */
+  stats(): { chats: number; bytes: number; evicted: number };
+}
+
+const NOTHING: Recall = { shared: 0 };
+
+/**
+ * What a remembered history keeps alive, estimated from its token counts (about four characters
+ * a token, two bytes a character) plus a fixed cost per message for its object, id and counts.
+ * An estimate, not a measurement: it bounds memory in proportion, cheaply.
+ */
+export function estimateBytes(history: RememberedHistory): number {
+  let tokens = 0;
+  for (let i = 0; i < history.counts.length; i++) tokens += history.counts[i];
+  return 8 * tokens + 160 * history.counts.length;
+}
+
+/** Creates an empty history cache (see `HistoryCache`). */
+export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCache {
+  const maxChats = options.maxChats ?? 1000;
+  const maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
+  const entries = new Map<string, { history: RememberedHistory; bytes: number }>();
+  const fingerprints = new Fingerprints();
+  let bytes = 0;
+  let evicted = 0;
+  return {
+    fingerprints,
+    recall(chatId, messages) {
+      const entry = entries.get(chatId);
+      if (!entry || messages.length === 0) return NOTHING;
+      entries.delete(chatId); // most recently used last
+      entries.set(chatId, entry);
+      const known = entry.history.messages;
+      const limit = Math.min(messages.length, known.length);
+      let shared = 0;
+      // The same object, or equal content: comparing two strings is far cheaper than hashing one.
+      while (shared < limit && (known[shared] === messages[shared] || sameJson(known[shared], messages[shared]))) shared++;
+      return shared === 0 ? NOTHING : { history: entry.history, shared };
+    },
+    remember(chatId, history) {
+      const old = entries.get(chatId);
+      if (old) {
+        entries.delete(chatId);
+        bytes -= old.bytes;
+      }
+      const size = estimateBytes(history);
+      if (size > maxBytes) return;
+      entries.set(chatId, { history, bytes: size });
+      bytes += size;
+      for (const [key, entry] of entries) {
+        if (entries.size <= maxChats && bytes <= maxBytes) break;
+        entries.delete(key);
+        bytes -= entry.bytes;
+        evicted++;
+      }
+    },
+    stats: () => ({ chats: entries.size, bytes, evicted }),
+  };
+}
