@@ -3,6 +3,7 @@ import type { TranscriptEntry } from '../src/formats/lens.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { abortableSleep } from '../src/summarize/backoff.js';
 import { createLlmSummarizer, LlmSummarizerError, type LlmSummarizerOptions } from '../src/summarize/llm.js';
+import { SummarizerError } from '../src/errors.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
 import { startFakeLlmServer, type FakeLlmServer } from './helpers/fake-llm-server.js';
 
@@ -162,8 +163,9 @@ describe('LLM summarizer: failures', () => {
     server.enqueue({ status: 503, body: { error: { message: 'overloaded, try later' } } }, 5);
     const { error } = await settle(summarizer({ retries: 2 }).summarize({ messages: chat, signal: live() }));
     expect(error).toBeInstanceOf(LlmSummarizerError);
+    expect(error).toBeInstanceOf(SummarizerError);
     const e = error as LlmSummarizerError;
-    expect(e).toMatchObject({ status: 503, attempts: 3, kind: 'status', retryable: true });
+    expect(e).toMatchObject({ status: 503, attempts: 3, reason: 'status', failure: 'http', summarizer: 'llm', retryable: true });
     expect(e.message).toMatch(/503/);
     expect(e.message).toMatch(/overloaded, try later/);
     expect(server.requests).toHaveLength(3);
@@ -210,7 +212,7 @@ describe('LLM summarizer: failures', () => {
     server.enqueue({ garbage }, 3);
     const { error } = await settle(summarizer({ retries: 3 }).summarize({ messages: chat, signal: live() }));
     expect(error).toBeInstanceOf(LlmSummarizerError);
-    expect(error).toMatchObject({ kind: 'garbage', attempts: 2 });
+    expect(error).toMatchObject({ reason: 'garbage', failure: 'response', attempts: 2 });
     expect((error as Error).message).toMatch(message);
     expect(server.requests).toHaveLength(2);
   });
@@ -228,7 +230,7 @@ describe('LLM summarizer: failures', () => {
     const fired = [...marks.fired];
     marks.stop();
     expect(error).toBeInstanceOf(LlmSummarizerError);
-    expect(error).toMatchObject({ kind: 'timeout', attempts: 1 });
+    expect(error).toMatchObject({ reason: 'timeout', failure: 'timeout', attempts: 1 });
     expect((error as Error).message).toMatch(/300 ms/);
     // The 300 ms limit, started with the markers, fired after the 250 ms one and before the 2 s one.
     expect(fired).toEqual(['250 ms']);
@@ -247,7 +249,7 @@ describe('LLM summarizer: failures', () => {
     const { error } = await settle(summarizer({ timeoutMs: 300, retries: 0 }).summarize({ messages: chat, signal: live() }));
     const fired = [...marks.fired];
     marks.stop();
-    expect(error).toMatchObject({ kind: 'timeout' });
+    expect(error).toMatchObject({ reason: 'timeout' });
     // Rejected at the 300 ms limit, not when the answer came (1.5 s after the request arrived).
     expect(fired).toEqual([]);
   });
@@ -306,7 +308,7 @@ describe('LLM summarizer: failures', () => {
     await gone.close();
     const { error } = await settle(createLlmSummarizer({ baseURL: url, model: 'm', retries: 2, retryBaseMs: 5 }).summarize({ messages: chat, signal: live() }));
     expect(error).toBeInstanceOf(LlmSummarizerError);
-    expect(error).toMatchObject({ kind: 'network', attempts: 3 });
+    expect(error).toMatchObject({ reason: 'network', failure: 'connection', attempts: 3 });
     expect((error as Error).message).toMatch(/ECONNREFUSED/);
   });
 

@@ -1,3 +1,4 @@
+import { SummarizerError } from '../errors.js';
 import { scanStructure } from '../core/structure.js';
 import { withCallNames } from '../core/transcript.js';
 import type { TranscriptEntry } from '../formats/lens.js';
@@ -99,7 +100,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     entryTokens: (entry, k) => counts[start + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
   });
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
-  if (summary.trim() === '') throw new Error(`summarizer ${ctx.summarizer.name} returned an empty summary`);
+  if (summary.trim() === '') throw new SummarizerError(ctx.summarizer.name, 'empty', `summarizer ${ctx.summarizer.name} returned an empty summary`);
 
   const head = report.headEnd;
   const coveredIds: string[] = new Array(end - head);

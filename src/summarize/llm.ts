@@ -1,3 +1,4 @@
+import { InputError, SummarizerError, type SummarizerFailure } from '../errors.js';
 import { abortableSleep, backoffDelayMs, retryAfterMs } from './backoff.js';
 import { summaryPrompt } from './llm-prompt.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
@@ -41,20 +42,21 @@ export type LlmFailureKind = 'status' | 'network' | 'timeout' | 'garbage';
  * A failed summary request. `status` is the HTTP status when the server answered; `attempts`
  * how many requests were made; `retryable` whether the last failure was of a retryable kind.
  */
-export class LlmSummarizerError extends Error {
-  readonly kind: LlmFailureKind;
-  readonly status?: number;
+export class LlmSummarizerError extends SummarizerError {
+  static override readonly kind: string = 'LlmSummarizerError';
+  /** The LLM summarizer's own reading of the failure (`failure` is the shared one). */
+  readonly reason: LlmFailureKind;
   readonly attempts: number;
   readonly retryable: boolean;
   constructor(message: string, details: { kind: LlmFailureKind; status?: number; attempts: number; retryable: boolean; cause?: unknown }) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.name = 'LlmSummarizerError';
-    this.kind = details.kind;
-    this.status = details.status;
+    super('llm', FAILURE_OF[details.kind], message, { cause: details.cause, status: details.status });
+    this.reason = details.kind;
     this.attempts = details.attempts;
     this.retryable = details.retryable;
   }
 }
+
+const FAILURE_OF: Record<LlmFailureKind, SummarizerFailure> = { status: 'http', network: 'connection', timeout: 'timeout', garbage: 'response' };
 
 /** One failed attempt, before the retry decision. */
 interface AttemptFailure {
@@ -73,17 +75,17 @@ class AttemptError extends Error {
 }
 
 function nonNegative(value: number, name: string): number {
-  if (!Number.isFinite(value) || value < 0) throw new RangeError(`options.${name}: must be a finite number >= 0, got ${value}`);
+  if (!Number.isFinite(value) || value < 0) throw new InputError(`options.${name}`, `must be a finite number >= 0, got ${value}`);
   return value;
 }
 
 function nonNegativeInteger(value: number, name: string): number {
-  if (!Number.isInteger(value) || value < 0) throw new RangeError(`options.${name}: must be an integer >= 0, got ${value}`);
+  if (!Number.isInteger(value) || value < 0) throw new InputError(`options.${name}`, `must be an integer >= 0, got ${value}`);
   return value;
 }
 
 function positiveInteger(value: number, name: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`options.${name}: must be an integer >= 1, got ${value}`);
+  if (!Number.isInteger(value) || value < 1) throw new InputError(`options.${name}`, `must be an integer >= 1, got ${value}`);
   return value;
 }
 
@@ -134,8 +136,8 @@ function contentOf(body: string): { content: string } | { problem: string } {
  * signal's reason. Never resolves with an empty summary.
  */
 export function createLlmSummarizer(options: LlmSummarizerOptions): Summarizer {
-  if (typeof options.baseURL !== 'string' || options.baseURL.trim() === '') throw new RangeError('options.baseURL: must be a non-empty URL such as http://127.0.0.1:8080/v1');
-  if (typeof options.model !== 'string' || options.model.trim() === '') throw new RangeError('options.model: must name the model that writes summaries');
+  if (typeof options.baseURL !== 'string' || options.baseURL.trim() === '') throw new InputError('options.baseURL', 'must be a non-empty URL such as http://127.0.0.1:8080/v1');
+  if (typeof options.model !== 'string' || options.model.trim() === '') throw new InputError('options.model', 'must name the model that writes summaries');
   const url = `${options.baseURL.trim().replace(/\/+$/, '')}/chat/completions`;
   const temperature = nonNegative(options.temperature ?? 0, 'temperature');
   const maxTokens = positiveInteger(options.maxTokens ?? 1024, 'maxTokens');

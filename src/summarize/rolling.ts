@@ -1,3 +1,4 @@
+import { SummarizerError } from '../errors.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
@@ -119,7 +120,7 @@ export async function summarizeRolling(summarizer: Summarizer, request: RollingR
     signal.throwIfAborted();
     calls++;
     if (typeof next !== 'string' || next.trim() === '') {
-      throw new Error(`summarizer ${summarizer.name} returned an empty summary (call ${calls}, ${batch.length} messages)`);
+      throw new SummarizerError(summarizer.name, 'empty', `summarizer ${summarizer.name} returned an empty summary (call ${calls}, ${batch.length} messages)`);
     }
     summary = next.trim();
     carried = boundedSummary(summary, carryLimit, countTokens);
