@@ -34,7 +34,7 @@ export { CtxfoldError, InputError, StoreError, SummarizerError } from './errors.
 export type { CompressOptions, SummaryInput, ToolOutputTrim } from './runtime/options.js';
 export type { CompressReport, CompressResult, DroppedMessage } from './runtime/compress.js';
 export type { CompressWithSummaryOptions } from './runtime/one-shot.js';
-export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions } from './runtime/compressor.js';
+export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorStats } from './runtime/compressor.js';
 export type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './runtime/summary-job.js';
 export type { HistoryCache, HistoryCacheOptions } from './runtime/history-cache.js';
 export type { OpenWebUIValves } from './runtime/open-webui.js';

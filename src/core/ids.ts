@@ -4,6 +4,9 @@
  * so this module stays pure.
  */
 
+import { InputError } from '../errors.js';
+import { MAX_NESTING } from './nesting.js';
+
 /** Hashes a text to a short, stable fingerprint (hex). */
 export type TextHash = (text: string) => string;
 
@@ -16,16 +19,17 @@ export const LONG_STRING_CHARS = 256;
  * fingerprint (through `longString`, which a caller may back with a cache): the form stays a pure
  * function of the content, and its size depends on the structure, not on the text.
  */
-export function canonicalJson(value: unknown, longString: TextHash): string {
+export function canonicalJson(value: unknown, longString: TextHash, depth = 0): string {
+  if (depth > MAX_NESTING) throw new InputError('', `a value is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep`);
   if (typeof value === 'string') return value.length >= LONG_STRING_CHARS ? `"#${longString(value)}"` : JSON.stringify(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, longString)).join(',')}]`;
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, longString, depth + 1)).join(',')}]`;
   const keys = Object.keys(value as Record<string, unknown>).sort();
   const parts: string[] = [];
   for (const k of keys) {
     const v = (value as Record<string, unknown>)[k];
     if (v === undefined) continue;
-    parts.push(`${JSON.stringify(k)}:${canonicalJson(v, longString)}`);
+    parts.push(`${JSON.stringify(k)}:${canonicalJson(v, longString, depth + 1)}`);
   }
   return `{${parts.join(',')}}`;
 }

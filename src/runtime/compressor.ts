@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { InputError } from '../errors.js';
 import { MemoryStore } from '../store/memory-store.js';
-import type { StateStore } from '../store/state.js';
+import type { ChatState, StateStore } from '../store/state.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import type { Summarizer } from '../summarize/summarizer.js';
 import { createTokenCounter } from '../tokens/counter.js';
-import { defaultChatId, type ChatIdCarrier } from './chat-id.js';
+import { defaultChatId, explicitChatId, type ChatIdCarrier } from './chat-id.js';
 import { analyzeContext, type CompressResult } from './compress.js';
 import { countInSlices } from './count-in-slices.js';
 import { createHistoryCache, type HistoryCache } from './history-cache.js';
@@ -46,6 +46,18 @@ export interface CompressorEvents {
   'summary:done': SummaryDoneEvent;
   'summary:failed': { readonly chatId: string; readonly error: unknown };
   'summary:stale': SummaryStaleEvent;
+  /** Something the operator should know: a request without a chat id (once), a store that failed. */
+  warning: { readonly code: string; readonly message: string; readonly chatId?: string; readonly error?: unknown };
+}
+
+/** What a compressor has counted since it was created. */
+export interface CompressorStats {
+  /** Requests served without their stored summary because the store failed. */
+  readonly storeFailures: number;
+  readonly summariesStarted: number;
+  readonly summariesDone: number;
+  readonly summariesFailed: number;
+  readonly summariesStale: number;
 }
 
 /** What `createCompressor` returns. */
@@ -60,6 +72,8 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
   drain(): Promise<void>;
   /** Stops scheduling, waits for running jobs (aborting them after `graceMs` when given), closes the store. */
   close(graceMs?: number): Promise<void>;
+  /** Counts since creation: store failures seen by requests, and summary jobs by outcome. */
+  stats(): CompressorStats;
   /** Subscribes to an event; returns the function that unsubscribes. */
   on<E extends keyof CompressorEvents>(event: E, listener: (payload: CompressorEvents[E]) => void): () => void;
 }
@@ -94,6 +108,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const failures: unknown[] = [];
+  const counters = { storeFailures: 0, summariesStarted: 0, summariesDone: 0, summariesFailed: 0, summariesStale: 0 };
+  events.on('summary:start', () => counters.summariesStarted++);
+  events.on('summary:done', () => counters.summariesDone++);
+  events.on('summary:failed', () => counters.summariesFailed++);
+  events.on('summary:stale', () => counters.summariesStale++);
   const emit = <E extends keyof CompressorEvents>(event: E, payload: CompressorEvents[E]) => {
     events.emit(event, payload);
   };
@@ -116,13 +135,34 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     },
   );
 
-  const chatIdOf = (request: Req): string => o.chatId?.(request) ?? defaultChatId(request);
+  let warnedNoChatId = false;
+  const chatIdOf = (request: Req): string => {
+    const named = o.chatId?.(request) ?? explicitChatId(request);
+    if (named !== undefined) return named;
+    if (!warnedNoChatId) {
+      warnedNoChatId = true;
+      // Once per compressor: a fingerprint of the opening can be shared by two users who open alike.
+      process.emitWarning('a request came without a chat id; ctxfold keys its summary by a fingerprint of the conversation opening. Pass request.chatId (or metadata.chat_id, or options.chatId(request)) so two users never share a summary.', { code: 'CTXFOLD_NO_CHAT_ID' });
+      emit('warning', { code: 'no-chat-id', message: 'request without a chat id: keyed by a fingerprint of its opening' });
+    }
+    return defaultChatId(request);
+  };
 
   async function compress<M>(chatId: string, messages: M[]): Promise<CompressResult<M>> {
     if (typeof chatId !== 'string' || chatId === '') throw new InputError('chatId', `must be a non-empty string, got ${JSON.stringify(chatId)}`);
     // A long history is counted in slices first, so its cold count never blocks other requests.
     await countInSlices(historyCache, chatId, messages, counter, format);
-    const state = await store.get(chatId);
+    let state: ChatState | undefined;
+    let storeFailed = false;
+    try {
+      state = await store.get(chatId);
+    } catch (error) {
+      // The store is down or locked: serve the best valid view without a summary; the next
+      // request asks the store again, so summaries come back as soon as it answers.
+      storeFailed = true;
+      counters.storeFailures++;
+      emit('warning', { code: 'store-unavailable', chatId, error, message: `store.get failed: ${error instanceof Error ? error.message : String(error)}` });
+    }
     const analysis = analyzeContext(messages, {
       ...planning,
       chatId,
@@ -130,6 +170,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     });
     const result = { messages: analysis.messages, report: analysis.report };
     const { report } = result;
+    if (storeFailed) (report.notes as string[]).push('the store did not answer: served the best valid view without the stored summary');
     if (!report.summary.applied && report.droppedCounts.budget > 0) {
       (report.notes as string[]).push('no usable summary yet: served the best valid view without one (older groups dropped whole)');
     }
@@ -137,9 +178,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     return result;
   }
 
-  function schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed' {
+  function schedule(chatId: string, messages: readonly unknown[]): TriggerOutcome | 'not-needed' {
     if (!summarizer || threshold === undefined) return 'not-needed';
-    return scheduler.trigger(chatId, messages);
+    // The job works on the history as it is now: the caller may edit or replace its messages
+    // while the job runs, and the ids it commits must be those of what it summarized.
+    return scheduler.trigger(chatId, messages.slice());
   }
 
   return {
@@ -170,6 +213,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       await scheduler.close(graceMs);
       await store.close();
     },
+    stats: () => ({ ...counters }),
     on(event, listener) {
       events.on(event, listener as (payload: unknown) => void);
       return () => events.off(event, listener as (payload: unknown) => void);

@@ -106,15 +106,14 @@ export class ChatScheduler<P> {
       while (payload !== undefined) {
         const current: P = payload;
         slot.next = undefined;
-        let work: Promise<unknown> = Promise.resolve();
         try {
-          await this.queue.add(() => this.runOnce(chatId, current, (w) => (work = w)));
+          await this.queue.add(() => this.runOnce(chatId, current));
         } catch (error) {
           this.hooks.onError?.(chatId, error);
         }
-        // Hold the chat's lock until the work itself has stopped: a job past its time limit frees
-        // its queue slot at once, but a summarizer that ignores its signal is never entered twice.
-        await work.then(() => undefined, () => undefined);
+        // A job past its time limit releases the chat here even if its work ignores the abort:
+        // whatever that work does later is discarded (the job checks its signal before it
+        // commits, and the commit is a compare-and-set), so a hung summarizer stops nothing.
         payload = this.closed ? undefined : slot.next;
       }
     } finally {
@@ -122,7 +121,7 @@ export class ChatScheduler<P> {
     }
   }
 
-  private async runOnce(chatId: string, payload: P, started: (work: Promise<void>) => void): Promise<void> {
+  private async runOnce(chatId: string, payload: P): Promise<void> {
     if (this.closing.signal.aborted) throw this.closing.signal.reason;
     const controller = new AbortController();
     const onClose = () => controller.abort(this.closing.signal.reason);
@@ -139,7 +138,7 @@ export class ChatScheduler<P> {
     });
     try {
       const work = this.job(chatId, payload, controller.signal);
-      started(work);
+      work.catch(() => undefined); // a late failure of abandoned work is not unhandled
       await Promise.race([work, limit]);
     } finally {
       clearTimeout(timer);

@@ -61,10 +61,8 @@ function hasLongRun(text: string): boolean {
   return false;
 }
 
-/** Counts `text` with `encode`, slicing pathological long runs (see `LONG_RUN`); exact for ordinary text. */
-export function countInPieces(text: string, encode: (piece: string) => number): number {
-  if (text.length === 0) return 0;
-  if (text.length < 256 || !hasLongRun(text)) return encode(text);
+/** Counts one window of text, slicing its long runs into `RUN_SLICE_CHARS` pieces. */
+function countWindow(text: string, encode: (piece: string) => number): number {
   LONG_RUN.lastIndex = 0;
   let match = LONG_RUN.exec(text);
   if (match === null) return encode(text);
@@ -78,6 +76,43 @@ export function countInPieces(text: string, encode: (piece: string) => number): 
     match = LONG_RUN.exec(text);
   }
   if (last < text.length) total += encode(text.slice(last));
+  return total;
+}
+
+/**
+ * Texts with long runs are read in windows of this many characters: the run regex works on one
+ * window at a time, so a run of millions of letters never overflows the regex engine's stack.
+ */
+const WINDOW_CHARS = 32_768;
+
+/** Where a window starting at `start` ends: at a whitespace in its second half when there is one, never inside a surrogate pair. */
+function windowEnd(text: string, start: number): number {
+  let end = start + WINDOW_CHARS;
+  if (end >= text.length) return text.length;
+  for (let k = end; k > start + WINDOW_CHARS / 2; k--) {
+    const c = text.charCodeAt(k);
+    if (c === 32 || c === 10 || c === 9 || c === 13) return k;
+  }
+  const before = text.charCodeAt(end - 1);
+  if (before >= 0xd800 && before <= 0xdbff) end--;
+  return end;
+}
+
+/**
+ * Counts `text` with `encode`, slicing pathological long runs (see `LONG_RUN`); exact for ordinary
+ * text. A text with long runs is read in windows (`WINDOW_CHARS`), cut at whitespace where it can
+ * be: linear in the text's length, whatever its shape.
+ */
+export function countInPieces(text: string, encode: (piece: string) => number): number {
+  if (text.length === 0) return 0;
+  if (text.length < 256 || !hasLongRun(text)) return encode(text);
+  if (text.length <= WINDOW_CHARS) return countWindow(text, encode);
+  let total = 0;
+  for (let start = 0; start < text.length;) {
+    const end = windowEnd(text, start);
+    total += countWindow(text.slice(start, end), encode);
+    start = end;
+  }
   return total;
 }
 

@@ -1,5 +1,6 @@
 import type { CallRef, MessageKind, MessageLens, ResultRef, TranscriptEntry } from '../lens.js';
 import type { OpenAIChatMessage, OpenAIContentPart } from './types.js';
+import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 
 const ROLES: readonly string[] = Object.freeze(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
@@ -133,6 +134,7 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   collapseResults: (m, placeholder) => ({ ...m, content: placeholder }),
   problem(value: unknown) {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
+    if (nestedDeeperThan(value)) return { field: '', rule: `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep` };
     const m = value as Record<string, unknown>;
     const role = m.role;
     if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
