@@ -160,3 +160,49 @@ describe('input that used to crash', () => {
     await expect(c.wrap(async () => 'ok')({ chatId: 'x', messages })).rejects.toThrow(/^messages\[0\]: is nested more than 256 levels deep/);
   });
 });
+
+describe('repair re-attaches real results where only one call can be meant', () => {
+  const call = (id: string, name = 'lookup') => ({ id, type: 'function', function: { name, arguments: '{"q":1}' } });
+  const ask = { role: 'user', content: 'look it up' };
+  const result = (extra: Record<string, unknown>) => ({ role: 'tool', content: 'the real result', ...extra });
+  const check = (history: OpenAIChatMessage[], action: string) => {
+    const { messages, report } = compressContext(history);
+    expect(pairingProblems(messages)).toEqual([]);
+    expect(JSON.stringify(messages)).toContain('the real result');
+    expect(JSON.stringify(messages)).not.toContain('produced no result');
+    expect(report.repaired.map((r) => r.action)).toEqual([action]);
+    return messages;
+  };
+
+  test('a single call answered by a tool message without tool_call_id', () => {
+    const out = check([ask, { role: 'assistant', content: null, tool_calls: [call('c1')] }, result({}) as OpenAIChatMessage], 'rekeyed-result');
+    expect(out[2]).toMatchObject({ role: 'tool', tool_call_id: 'c1', content: 'the real result' });
+  });
+
+  test('tool_call_id 1 (a number) answering call "1"', () => {
+    const out = check([ask, { role: 'assistant', content: null, tool_calls: [call('1')] }, result({ tool_call_id: 1 }) as OpenAIChatMessage], 'rekeyed-result');
+    expect(out[2]).toMatchObject({ tool_call_id: '1' });
+  });
+
+  test('an assistant text message between the call and its result', () => {
+    const out = check([ask, { role: 'assistant', content: null, tool_calls: [call('c1')] }, { role: 'assistant', content: 'Let me check.' }, result({ tool_call_id: 'c1' }) as OpenAIChatMessage], 'moved-result');
+    expect(out.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  test('the result placed before its call', () => {
+    const out = check([ask, result({ tool_call_id: 'c1' }) as OpenAIChatMessage, { role: 'assistant', content: null, tool_calls: [call('c1')] }, { role: 'assistant', content: 'done' }], 'moved-result');
+    expect(out.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  test('a legacy function message answering a tool_calls entry of the same name', () => {
+    const out = check([ask, { role: 'assistant', content: null, tool_calls: [call('c1', 'lookup')] }, { role: 'function', name: 'lookup', content: 'the real result' }], 'rekeyed-result');
+    expect(out[2]).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'the real result' });
+  });
+
+  test('where two calls could be meant, nothing is guessed: the result goes and both calls get an error result', () => {
+    const history = [ask, { role: 'assistant', content: null, tool_calls: [call('c1'), call('c2')] }, result({}) as OpenAIChatMessage];
+    const { messages, report } = compressContext(history);
+    expect(pairingProblems(messages)).toEqual([]);
+    expect(report.repaired.map((r) => r.action).sort()).toEqual(['added-result', 'added-result', 'removed-orphan']);
+  });
+});

@@ -98,14 +98,19 @@ describe('repairHistory: properties', () => {
       const { messages, actions } = repairHistory(input);
       expect(validate(messages)).toEqual([]);
       const removed = new Set(actions.filter((a) => a.action === 'removed-orphan' || a.action === 'removed-duplicate').map((a) => a.index));
+      const moved = new Set(actions.filter((a) => a.action === 'moved-result').map((a) => a.index));
+      const rekeyed = new Set(actions.filter((a) => a.action === 'rekeyed-result' || a.action === 'moved-result').map((a) => a.index));
       const originals = new Set(input);
-      const expected = input.filter((_, i) => !removed.has(i));
-      const kept = messages.filter((m) => originals.has(m));
+      // Every message not removed or moved keeps its relative order; moved ones are reported.
+      const expected = input.filter((_, i) => !removed.has(i) && !moved.has(i) && !rekeyed.has(i));
+      const kept = messages.filter((m) => originals.has(m) && !moved.has(input.indexOf(m)));
       expect(kept).toHaveLength(expected.length);
       expect(kept.every((m, k) => m === expected[k])).toBe(true);
-      const added = messages.filter((m) => !originals.has(m));
+      const added = messages.filter((m) => !originals.has(m) && m.content === MISSING_RESULT_TEXT);
       expect(added).toHaveLength(actions.filter((a) => a.action === 'added-result').length);
-      expect(added.every((m) => m.content === MISSING_RESULT_TEXT)).toBe(true);
+      // Anything else new is a re-keyed copy of a reported result: same content, now with the call's id.
+      const copies = messages.filter((m) => !originals.has(m) && m.content !== MISSING_RESULT_TEXT);
+      expect(copies.every((m) => m.role === 'tool' && [...rekeyed].some((i) => input[i].content === m.content))).toBe(true);
       expect(repairHistory(messages).actions).toEqual([]);
     }), propertyParams());
   });

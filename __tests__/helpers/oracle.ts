@@ -54,12 +54,120 @@ export function pairingProblems(messages: readonly OpenAIChatMessage[]): string[
 /** The synthetic result a repair adds for a call with none (content starts with "Error:"). */
 const isSynthetic = (m: OpenAIChatMessage) => (m.role === 'tool' || m.role === 'function') && typeof m.content === 'string' && m.content.startsWith('Error: this tool call produced no result');
 
+/** A result message re-keyed to answer call `id` (a legacy `function` result becomes a `tool` message). */
+function rekeyed(m: OpenAIChatMessage, id: string): OpenAIChatMessage {
+  if (m.role === 'function') {
+    const { name: _name, ...rest } = m;
+    return { ...rest, role: 'tool', tool_call_id: id };
+  }
+  return { ...m, tool_call_id: id };
+}
+
+/** The id a tool message was given, as text: a string as it is, a finite number written out. */
+const writtenId = (m: OpenAIChatMessage): string | undefined => {
+  const raw = m.tool_call_id as unknown;
+  return typeof raw === 'string' ? raw : typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : undefined;
+};
+
+/** Ids answered by string-id tool messages in the run of results that starts at `start`. */
+function answeredInRun(messages: readonly OpenAIChatMessage[], start: number): string[] {
+  const ids: string[] = [];
+  for (let j = start; j < messages.length && (messages[j].role === 'tool' || messages[j].role === 'function'); j++) {
+    if (messages[j].role === 'tool' && typeof messages[j].tool_call_id === 'string') ids.push(messages[j].tool_call_id as string);
+  }
+  return ids;
+}
+
+/** `ids` less one occurrence of each of `taken`. */
+function without(ids: readonly string[], taken: readonly string[]): string[] {
+  const left = [...ids];
+  for (const t of taken) if (left.includes(t)) left.splice(left.indexOf(t), 1);
+  return left;
+}
+
 /**
- * What a repaired history must be: tool and function messages that answer no open call are gone,
- * and every call left unanswered gets one result right after its run of answers, in call order.
- * Returns the history and, for each output position, the input index (-1 for an added result).
+ * Step one of a repair: real results put back where only one call can be meant. Walking forward,
+ * with `free` the calls of the last call turn that no string-id result of its run answers:
+ * in the run, a tool message whose id is missing (when one call is free) or numeric (naming a free
+ * call), or a `function` message naming exactly one free call, is re-keyed; a tool message after
+ * the run, separated from it only by assistant text or system messages, goes back to the end of
+ * the run; a tool message right before the call turn that names it (as a free call) goes after the call.
  */
-export function expectedRepair(messages: readonly OpenAIChatMessage[]): { messages: OpenAIChatMessage[]; from: number[] } {
+function reattached(messages: readonly OpenAIChatMessage[]): { messages: OpenAIChatMessage[]; from: number[] } {
+  const out: OpenAIChatMessage[] = [];
+  const from: number[] = [];
+  const put = (m: OpenAIChatMessage, i: number, at = out.length) => { out.splice(at, 0, m); from.splice(at, 0, i); };
+  let free: string[] = [];
+  let names = new Map<string, string>();
+  let state: 'run' | 'bystanders' | 'closed' = 'closed';
+  let runEnd = 0;
+  const early = new Map<number, number[]>(); // call-turn index -> tool messages that go right after it
+  const moved = new Set<number>();
+  messages.forEach((m, i) => {
+    if (moved.has(i)) return;
+    if (m.role === 'tool' || m.role === 'function') {
+      const id = m.role === 'tool' ? writtenId(m) : undefined;
+      if (state === 'run') {
+        const named = m.role === 'tool' && typeof m.tool_call_id === 'string';
+        const fits = named ? [] : m.role === 'function' ? free.filter((c) => names.get(c) === m.name) : id !== undefined ? free.filter((c) => c === id) : free;
+        if (fits.length === 1) {
+          free = without(free, fits);
+          put(rekeyed(m, fits[0]), i);
+        } else put(m, i);
+        runEnd = out.length;
+        return;
+      }
+      if (state === 'bystanders' && m.role === 'tool' && id !== undefined && free.includes(id)) {
+        free = without(free, [id]);
+        put(m.tool_call_id === id ? m : rekeyed(m, id), i, runEnd);
+        runEnd++;
+        return;
+      }
+      // Right before its call turn: only other results between it and the turn.
+      let j = i + 1;
+      while (j < messages.length && (messages[j].role === 'tool' || messages[j].role === 'function')) j++;
+      if (m.role === 'tool' && id !== undefined && j < messages.length && makesCalls(messages[j])) {
+        const taken = early.get(j) ?? [];
+        const freeThere = without(without(callIds(messages[j]), answeredInRun(messages, j + 1)), taken.map((k) => writtenId(messages[k])!));
+        if (freeThere.filter((c) => c === id).length === 1) {
+          early.set(j, [...taken, i]);
+          moved.add(i);
+          return;
+        }
+      }
+      put(m, i);
+      state = 'closed';
+      return;
+    }
+    if (makesCalls(m)) {
+      free = without(callIds(m), answeredInRun(messages, i + 1));
+      names = new Map((m.tool_calls ?? []).map((c) => [c.id, c.function.name]));
+      put(m, i);
+      for (const k of early.get(i) ?? []) {
+        const r = messages[k];
+        const id = writtenId(r)!;
+        free = without(free, [id]);
+        put(r.tool_call_id === id ? r : rekeyed(r, id), k);
+      }
+      state = 'run';
+      runEnd = out.length;
+      return;
+    }
+    state = state !== 'closed' && (m.role === 'assistant' || m.role === 'system' || m.role === 'developer') ? 'bystanders' : 'closed';
+    put(m, i);
+  });
+  return { messages: out, from };
+}
+
+/**
+ * What a repaired history must be: first real results re-attached (`reattached`), then tool and
+ * function messages that answer no open call are gone, and every call left unanswered gets one
+ * result right after its run of answers, in call order. Returns the history and, for each output
+ * position, the input index (-1 for an added result).
+ */
+export function expectedRepair(input: readonly OpenAIChatMessage[]): { messages: OpenAIChatMessage[]; from: number[] } {
+  const first = reattached(input);
+  const messages = first.messages;
   const out: OpenAIChatMessage[] = [];
   const from: number[] = [];
   let open: string[] = [];
@@ -70,7 +178,8 @@ export function expectedRepair(messages: readonly OpenAIChatMessage[]): { messag
     open = [];
     openFunction = undefined;
   };
-  messages.forEach((m, i) => {
+  messages.forEach((m, k) => {
+    const i = first.from[k];
     if (m.role === 'tool' || m.role === 'function') {
       const answers = m.role === 'tool' ? typeof m.tool_call_id === 'string' && open.includes(m.tool_call_id) : openFunction !== undefined && m.name === openFunction;
       if (!answers) return;

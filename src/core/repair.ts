@@ -1,9 +1,9 @@
-import type { MessageLens } from '../formats/lens.js';
-import { scanStructure } from './structure.js';
+import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
+import { scanStructure, type CallTurn } from './structure.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
 export interface RepairAction {
-  readonly action: 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'reported';
+  readonly action: 'moved-result' | 'rekeyed-result' | 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'reported';
   /** Index in the input history. */
   readonly index: number;
   readonly id?: string;
@@ -13,14 +13,110 @@ export interface RepairAction {
 /** Text of the result added for a call that never got one. */
 export const MISSING_RESULT_TEXT = 'Error: this tool call produced no result (the result was missing from the history).';
 
+/** The one call of `open` that `result` can only be meant for, or -1 when none or more than one fit. */
+function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonly number[], inRun: boolean): number {
+  let fits: number[];
+  if (result.id !== undefined) fits = open.filter((k) => calls[k].id === result.id);
+  else if (result.idHint !== undefined) fits = open.filter((k) => calls[k].id === result.idHint);
+  else if (!inRun) fits = []; // a result is moved only on its id, never on a name or on position
+  else if (result.name !== undefined) fits = open.filter((k) => calls[k].name === result.name);
+  else fits = [...open];
+  return fits.length === 1 ? fits[0] : -1;
+}
+
 /**
- * Fixes an incoming history so its tool-call structure is valid: a call with no result gets a
- * synthetic error result (in the format's own shape) right after its run, an orphan or duplicate
- * result is removed. Results sent back as `user` messages are not guessed at, only reported.
- * Messages not touched are returned as the same objects, in order; a history with nothing to fix
- * is returned as the same array.
+ * Re-attaches real results that are misplaced or mis-keyed, where only one call can be meant:
+ * - in a call's run, a result with no id, a numeric id, or the legacy `function` role naming one
+ *   of the calls, when exactly one call the run leaves open fits: re-keyed to it;
+ * - a result separated from its call only by assistant text or system messages: moved back to
+ *   the end of the call's results (on its id only);
+ * - a result placed right before its call: moved after it (on its id only).
+ * Returns the history (the input itself when nothing moved), the input index of each position,
+ * and what was done. Results that fit no call, or several, are left for the ordinary repair.
  */
-export function repairWithLens<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin: readonly number[]; actions: RepairAction[] } {
+  const structure = scanStructure(messages, lens);
+  const actions: RepairAction[] = [];
+  const open = structure.turns.map((t) => t.calls.map((_, k) => k).filter((k) => t.answers[k] === undefined));
+  const take = (t: number, k: number) => { open[t] = open[t].filter((c) => c !== k); };
+  const replaced = new Map<number, M>();
+  const movedFrom = new Set<number>();
+  const insertBefore = new Map<number, number[]>();
+  const between = (from: number, to: number, ok: (i: number) => boolean) => {
+    for (let i = from; i < to; i++) if (!ok(i)) return false;
+    return true;
+  };
+  const bystander = (i: number) => {
+    const m = messages[i];
+    return movedFrom.has(i) || (lens.calls(m).length === 0 && lens.results(m).length === 0 && (lens.kind(m) === 'assistant' || lens.kind(m) === 'system'));
+  };
+  const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
+  for (const p of structure.results) {
+    if (lens.results(messages[p.index]).length !== 1) continue; // only whole single-result messages are re-keyed or moved
+    if (p.pairing === 'stray') {
+      const turn = structure.turns[p.turn];
+      const k = onlyCallFor(p.result, turn.calls, open[p.turn], true);
+      if (k < 0) continue;
+      take(p.turn, k);
+      replaced.set(p.index, lens.rekeyResult(messages[p.index], p.slot, turn.calls[k]));
+      actions.push({ action: 'rekeyed-result', index: p.index, id: turn.calls[k].id, detail: `tool result ${idText(p.result)} answers call ${turn.calls[k].id ?? turn.calls[k].name} (${turn.calls[k].name}), the only open call it fits; re-keyed` });
+      continue;
+    }
+    if (p.pairing !== 'outside') continue;
+    // After its call, separated by assistant text or system messages only.
+    let target: { turn: CallTurn; at: number } | undefined;
+    let k = -1;
+    let before: CallTurn | undefined;
+    for (let t = structure.turns.length - 1; t >= 0 && !before; t--) if (structure.turns[t].runEnd <= p.index) before = structure.turns[t];
+    if (before && between(before.runEnd, p.index, bystander)) {
+      k = onlyCallFor(p.result, before.calls, open[before.ordinal], false);
+      if (k >= 0) target = { turn: before, at: before.runEnd };
+    }
+    // Right before its call, with only other results in between.
+    const after = structure.turns.find((t) => t.opener > p.index);
+    if (!target && after && between(p.index + 1, after.opener, (i) => lens.results(messages[i]).length > 0 && lens.calls(messages[i]).length === 0)) {
+      k = onlyCallFor(p.result, after.calls, open[after.ordinal], false);
+      if (k >= 0) target = { turn: after, at: after.openersEnd };
+    }
+    if (!target) continue;
+    const call = target.turn.calls[k];
+    take(target.turn.ordinal, k);
+    movedFrom.add(p.index);
+    const list = insertBefore.get(target.at) ?? [];
+    list.push(p.index);
+    insertBefore.set(target.at, list);
+    if (p.result.id !== call.id) replaced.set(p.index, lens.rekeyResult(messages[p.index], p.slot, call));
+    actions.push({ action: 'moved-result', index: p.index, id: call.id, detail: `tool result ${idText(p.result)} moved from messages[${p.index}] to follow its call in messages[${target.turn.opener}]` });
+  }
+  if (actions.length === 0) return { messages, origin: messages.map((_, i) => i), actions };
+  const out: M[] = [];
+  const origin: number[] = [];
+  const emit = (i: number) => { out.push(replaced.get(i) ?? messages[i]); origin.push(i); };
+  for (let i = 0; i <= messages.length; i++) {
+    for (const j of insertBefore.get(i) ?? []) emit(j);
+    if (i < messages.length && !movedFrom.has(i)) emit(i);
+  }
+  return { messages: out, origin, actions };
+}
+
+/**
+ * Fixes an incoming history so its tool-call structure is valid. First real results are
+ * re-attached where only one call can be meant (re-keyed or moved, see `reattach`); then a call
+ * still without a result gets a synthetic error result (in the format's own shape) right after its
+ * run, and an orphan or duplicate result is removed. Results sent back as `user` messages are not
+ * guessed at, only reported. Action indexes refer to the input. Messages not touched are returned
+ * as the same objects, in order; a history with nothing to fix is returned as the same array.
+ */
+export function repairWithLens<M>(input: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  const first = reattach(input, lens);
+  const rest = completeAndPrune(first.messages, lens);
+  if (first.actions.length === 0) return rest;
+  const actions = [...first.actions, ...rest.actions.map((a) => ({ ...a, index: first.origin[a.index] ?? a.index }))];
+  return { messages: rest.messages, actions: actions.sort((a, b) => a.index - b.index) };
+}
+
+/** Adds synthetic results for calls without one and removes orphan and duplicate results. */
+function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
   const remove = new Set<number>();
   const insertAfter = new Map<number, M[]>();

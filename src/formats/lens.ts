@@ -36,6 +36,11 @@ export interface CallRef {
 export interface ResultRef {
   readonly id?: string;
   readonly name?: string;
+  /**
+   * A malformed id as written (a number where the format wants a string), as text. Pairing never
+   * reads it; repair may use it to re-attach the result to the call with that id.
+   */
+  readonly idHint?: string;
   /** The result's text as sent to the model. */
   readonly content: string;
 }
@@ -93,6 +98,12 @@ export interface MessageLens<M = unknown> {
    * repair for a call whose result is missing). It must pair with `call` under this lens.
    */
   missingResult(call: CallRef, text: string): M;
+  /**
+   * A copy of `message` whose result at `slot` answers `call` in this format's shape (a `tool`
+   * message with the call's id, for a result that had none, a malformed one, or the legacy
+   * `function` role). Everything else in the message is kept.
+   */
+  rekeyResult(message: M, slot: number, call: CallRef): M;
   /**
    * Returns a copy of a result-carrying message whose result content is replaced by
    * `placeholder`, keeping ids and shape so the call/result pair stays valid.

@@ -59,7 +59,9 @@ function readCalls(m: OpenAIChatMessage): readonly CallRef[] {
 
 function readResults(m: OpenAIChatMessage): readonly ResultRef[] {
   if (m.role === 'tool') {
-    return [{ id: typeof m.tool_call_id === 'string' ? m.tool_call_id : undefined, content: contentText(m.content) }];
+    const raw = m.tool_call_id as unknown;
+    if (typeof raw === 'string') return [{ id: raw, content: contentText(m.content) }];
+    return [{ idHint: typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : undefined, content: contentText(m.content) }];
   }
   if (m.role === 'function') {
     return [{ name: typeof m.name === 'string' ? m.name : undefined, content: contentText(m.content) }];
@@ -130,6 +132,12 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   gluedToNext: () => false,
   splitParallelCalls: false,
   summaryMessage: (text, role) => ({ role, content: text }),
+  rekeyResult(m, _slot, call) {
+    if (call.id === undefined) return { ...m, role: 'function', name: call.name };
+    if (m.role !== 'function') return { ...m, tool_call_id: call.id };
+    const { name: _name, ...rest } = m; // a legacy function result becomes the tool message of its call
+    return { ...rest, role: 'tool', tool_call_id: call.id };
+  },
   missingResult: (call, text) => (call.id !== undefined ? { role: 'tool', tool_call_id: call.id, content: text } : { role: 'function', name: call.name, content: text }),
   collapseResults: (m, placeholder) => ({ ...m, content: placeholder }),
   problem(value: unknown) {
