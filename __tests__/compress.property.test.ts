@@ -65,7 +65,7 @@ function tally() {
 function checkOne(messages: OpenAIChatMessage[], o: OptionDraw): ViewFacts {
   const options = optionsFor(messages, o);
   const result = compressContext(messages, options);
-  return expectSafeView({ original: messages, keepFirst: o.keepFirst, maxContextTokens: options.maxContextTokens, result, counter });
+  return expectSafeView({ original: messages, keepFirst: o.keepFirst, keepLast: o.keepLast, maxContextTokens: options.maxContextTokens, result, counter });
 }
 
 describe('compressContext: every view is safe', () => {
@@ -110,9 +110,9 @@ describe('compressContext: every view is safe', () => {
         // Where the coverage snaps back to, by the oracle's own units (not the project's grouping).
         const aligned = cut >= n ? n : Math.max(...unitStarts(ref).filter((s) => s <= cut));
         // Applied when it replaces something: coverage is clipped at the protected last turn.
-        const protectedAt = Math.max(hEnd, expectedProtectedStart(ref));
+        const protectedAt = Math.max(hEnd, expectedProtectedStart(ref, 6));
         expect(result.report.summary.applied).toBe(Math.min(aligned, protectedAt) > hEnd);
-        add(expectSafeView({ original: messages, keepFirst, maxContextTokens: options.maxContextTokens, result, counter }));
+        add(expectSafeView({ original: messages, keepFirst, keepLast: 6, maxContextTokens: options.maxContextTokens, result, counter }));
         const sent = new Set(messages);
         const summaries = result.messages.filter((m) => !sent.has(m) && typeof m.content === 'string' && m.content.startsWith('[Summary of'));
         expect(summaries).toHaveLength(result.report.summary.applied ? 1 : 0);
@@ -120,7 +120,7 @@ describe('compressContext: every view is safe', () => {
           expect(result.messages[hEnd]).toBe(summaries[0]);
           expect(summaries[0].content).toContain(text);
           // It stands for the messages it covers up to the protected turn, system messages excepted.
-          const pStart = Math.max(hEnd, expectedProtectedStart(ref));
+          const pStart = Math.max(hEnd, expectedProtectedStart(ref, 6));
           const replaced = ref.slice(hEnd, Math.min(aligned, pStart)).filter((m) => m.role !== 'system' && m.role !== 'developer').length;
           expect(result.report.droppedCounts.summarized).toBe(replaced);
           expect(summaries[0].content).toMatch(new RegExp(`^\\[Summary of ${Math.min(aligned, pStart) - hEnd} earlier messages`));
@@ -141,7 +141,7 @@ describe('compressContext: every view is safe', () => {
         edits++;
         expect(stale.report.summary.applied).toBe(false);
         expect(stale.report.summary.note).toMatch(/not applied/);
-        expectSafeView({ original: edited, keepFirst, maxContextTokens: options.maxContextTokens, result: stale, counter });
+        expectSafeView({ original: edited, keepFirst, keepLast: 6, maxContextTokens: options.maxContextTokens, result: stale, counter });
       },
     ), propertyParams());
     expect(t.summarized).toBeGreaterThan(t.runs / 2);
@@ -164,8 +164,8 @@ describe('the view checks catch an unsafe view', () => {
     { role: 'assistant', content: 'Booked: reservation ZFA04Y.' },
   ];
   const maxContextTokens = 60;
-  const good = compressContext(history, { counter, maxContextTokens });
-  const check = (result: CompressResult<OpenAIChatMessage>) => () => expectSafeView({ original: history, keepFirst: 1, maxContextTokens, result, counter });
+  const good = compressContext(history, { counter, maxContextTokens, keepLast: 2 });
+  const check = (result: CompressResult<OpenAIChatMessage>) => () => expectSafeView({ original: history, keepFirst: 1, keepLast: 2, maxContextTokens, result, counter });
   /** A tampered view, with a report that agrees with it on what was left out. */
   const tamper = (messages: OpenAIChatMessage[], report: Partial<CompressResult<OpenAIChatMessage>['report']> = {}) => {
     const dropped = history.flatMap((m, index) => (messages.includes(m) ? [] : [{ index, id: String(index), reason: 'budget' as const }]));

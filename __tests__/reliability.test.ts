@@ -206,3 +206,16 @@ describe('repair re-attaches real results where only one call can be meant', () 
     expect(report.repaired.map((r) => r.action).sort()).toEqual(['added-result', 'added-result', 'removed-orphan']);
   });
 });
+
+describe('keepLast means what it says', () => {
+  test('the last keepLast messages (in whole groups) are sent whatever the budget; over budget is reported, not hidden', () => {
+    const history = sixTurns();
+    const tight = compressContext(history, { maxContextTokens: 120, keepLast: 4 });
+    expect(tight.messages.slice(-4)).toEqual(history.slice(-4));
+    const wider = compressContext(history, { maxContextTokens: 120, keepLast: 8 });
+    expect(wider.messages.slice(-8)).toEqual(history.slice(-8));
+    expect(wider.report.overBudget).toBe(true);
+    // Different keepLast, different views: the option is not swallowed by the budget.
+    expect(tight.messages.length).toBeLessThan(wider.messages.length);
+  });
+});

@@ -25,13 +25,21 @@ export function expectedHeadEnd(messages: readonly OpenAIChatMessage[], keepFirs
 }
 
 /**
- * Start of the turn the model is answering: the last user message (a user message is always a unit
- * of its own in OpenAI Chat), else the start of the last unit.
+ * Start of what is never dropped at the end: the unit holding the last `keepLast` messages'
+ * first one, or the last user message (a user message is always a unit of its own in OpenAI
+ * Chat) when that is earlier, else the start of the last unit.
  */
-export function expectedProtectedStart(messages: readonly OpenAIChatMessage[]): number {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') return i;
+export function expectedProtectedStart(messages: readonly OpenAIChatMessage[], keepLast = 0): number {
   const starts = unitStarts(messages);
-  return starts.length > 0 ? starts[starts.length - 1] : 0;
+  let start = starts.length > 0 ? starts[starts.length - 1] : 0;
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') { start = i; break; }
+  const n = messages.length;
+  if (keepLast > 0 && n - keepLast < n) {
+    const first = Math.max(0, n - keepLast);
+    const tail = Math.max(...starts.filter((s) => s <= first));
+    start = Math.min(start, tail);
+  }
+  return start;
 }
 
 const isSystem = (m: OpenAIChatMessage) => m.role === 'system' || m.role === 'developer';
@@ -57,6 +65,8 @@ export interface ViewFacts {
 export interface ViewUnderTest {
   readonly original: readonly OpenAIChatMessage[];
   readonly keepFirst: number;
+  /** The `keepLast` the view was made with (default 6, as compressContext's). */
+  readonly keepLast?: number;
   readonly maxContextTokens?: number;
   readonly result: CompressResult<OpenAIChatMessage>;
   readonly counter: TokenCounter;
@@ -71,7 +81,7 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
   const ref = repaired.messages;
   const n = ref.length;
   const hEnd = expectedHeadEnd(ref, v.keepFirst);
-  const pStart = Math.max(hEnd, expectedProtectedStart(ref));
+  const pStart = Math.max(hEnd, expectedProtectedStart(ref, v.keepLast ?? 6));
 
   // (a) the provider accepts the view, and the repairs made are the ones the history needed.
   expect(pairingProblems(out)).toEqual([]);

@@ -20,6 +20,8 @@ export interface CliOptions {
   format: FormatName | 'auto';
   repair: boolean;
   pretty: boolean;
+  /** Do not print repairs and warnings on standard error. */
+  quiet: boolean;
   summarizer: SummarizerChoice;
 }
 
@@ -31,7 +33,7 @@ export const SUMMARIZER_CHOICES: readonly SummarizerChoice[] = ['none', 'extract
 
 /** The options before any flag is applied. */
 export function defaultCliOptions(): CliOptions {
-  return { format: 'auto', repair: true, pretty: false, summarizer: 'none' };
+  return { format: 'auto', repair: true, pretty: false, quiet: false, summarizer: 'none' };
 }
 
 /**
@@ -86,7 +88,7 @@ export const FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'keep-last', value: { name: 'N' }, commands: ['compress'], fallback: String(DEFAULT_KEEP_LAST),
-    summary: 'messages at the end never summarized or cleared, rounded out to whole groups',
+    summary: 'messages at the end always sent as they are (never summarized, cleared or dropped for the budget), rounded out to whole groups; with --max-tokens too small for them, ctxfold.overBudget is true',
     apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
   },
   {
@@ -95,7 +97,7 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: (o, raw) => { o.threshold = integer('threshold', raw, 1); },
   },
   {
-    long: 'trim-tool-output', value: { name: 'CHARS', optional: true, accepts: INTEGER }, commands: ['compress'], fallback: 'off',
+    long: 'trim-tool-output', value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ }, commands: ['compress'], fallback: 'off',
     summary: `when over --max-tokens, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`,
     apply: (o, raw) => { o.trimToolOutput = raw === undefined ? true : { minChars: integer('trim-tool-output', raw, 0) }; },
   },
@@ -125,6 +127,11 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'no-repair', commands: ['compress'], fallback: 'repair on',
     summary: 'do not first fix a broken history: unanswered calls, orphan or duplicate results',
     apply: (o) => { o.repair = false; },
+  },
+  {
+    long: 'quiet', short: 'q', commands: ['compress'], fallback: 'repairs and warnings on stderr',
+    summary: 'do not print what repair changed (one line each) nor warnings on standard error; the report in the output still says it',
+    apply: (o) => { o.quiet = true; },
   },
   {
     long: 'pretty', commands: ['compress', 'validate'], fallback: 'compact',

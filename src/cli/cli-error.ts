@@ -44,3 +44,29 @@ export async function atRecordAsync<T>(where: string, work: () => Promise<T>): P
     throw e;
   }
 }
+
+/**
+ * Error text made safe for a terminal: one line (JSON.parse messages quote input, newlines
+ * included), control characters written as escapes (input may be binary), at most 400 characters.
+ */
+export function oneLine(text: string): string {
+  const flat = text.replace(/\s*[\r\n]+\s*/g, ' ').trim()
+    .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return flat.length > 400 ? `${flat.slice(0, 400)}...` : flat;
+}
+
+/**
+ * What the CLI says about a failure: a `CliError` or an `InputError` is the user's to fix (its own
+ * line, exit 2 or its code); anything else is an internal error (exit 70), one line, with the
+ * stack trace only when `debug` (CTXFOLD_DEBUG=1).
+ */
+export function describeFailure(error: unknown, debug: boolean): { line: string; stack?: string; exitCode: number } {
+  if (error instanceof CliError) return { line: error.message, exitCode: error.exitCode };
+  if (error instanceof InputError) return { line: error.message, exitCode: EXIT.usage };
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return {
+    line: `internal error: ${message}${debug ? '' : ' (set CTXFOLD_DEBUG=1 for the stack trace)'}`,
+    stack: debug && error instanceof Error ? error.stack : undefined,
+    exitCode: EXIT.internal,
+  };
+}

@@ -6,6 +6,8 @@ import { compressWithSummary } from '../runtime/one-shot.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import { createLlmSummarizer } from '../summarize/llm.js';
 import type { Summarizer } from '../summarize/summarizer.js';
+import { SummarizerError } from '../errors.js';
+import type { RepairAction } from '../core/repair.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { CliOptions, SummarizerChoice } from './args.js';
 import { atRecord, atRecordAsync, CliError, EXIT } from './cli-error.js';
@@ -34,7 +36,8 @@ export function summarizerOf(choice: SummarizerChoice, counter: TokenCounter, en
   const model = env.CTXFOLD_LLM_MODEL;
   if (!baseURL) throw new CliError('--summarizer llm needs CTXFOLD_LLM_BASE_URL (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1)');
   if (!model) throw new CliError('--summarizer llm needs CTXFOLD_LLM_MODEL (the model name to ask for the summary)');
-  return createLlmSummarizer({ baseURL, model, apiKey: env.CTXFOLD_LLM_API_KEY });
+  // A refused connection is not retried here: nothing listens, and every record would wait it out.
+  return createLlmSummarizer({ baseURL, model, apiKey: env.CTXFOLD_LLM_API_KEY, retryRefused: false });
 }
 
 /**
@@ -55,26 +58,40 @@ export async function runCompress(input: ParsedInput, options: CliOptions): Prom
   }
   const outputs = [];
   const diagnostics: string[] = [];
+  /** Set when the summarizer could not be reached: the rest of the run goes without it, said once. */
+  let unreachable: string | undefined;
+  /** What repair changed in a record, one stderr line each (the report in the output has it too). */
+  const tellRepairs = (where: string, repaired: readonly RepairAction[]) => {
+    for (const r of repaired) diagnostics.push(`${where}: repaired messages[${r.index}]: ${r.action}: ${r.detail}`);
+  };
+  let skipped = 0;
   for (const record of input.records) {
     const where = whereOf(record);
-    if (!summarizer) {
+    if (summarizer && unreachable !== undefined) skipped++;
+    if (!summarizer || unreachable !== undefined) {
       outputs.push(atRecord(where, () => {
         const { messages, report } = compressContext(record.messages as unknown[], { ...base, counter });
+        tellRepairs(where, report.repaired);
         return shapeRecord(record, messages, report);
       }));
       continue;
     }
     try {
       const { messages, report, coveredIds } = await atRecordAsync(where, () => compressWithSummary(record.messages as unknown[], { ...base, counter, summarizer }));
+      tellRepairs(where, report.repaired);
       outputs.push(shapeRecord(record, messages, { ...report, summary: { ...report.summary, summarizer: summarizer.name, coveredIds } }));
     } catch (error) {
       if (error instanceof CliError) throw error;
       // A failed summary loses nothing: the record gets the view without one, and the reason.
       const reason = `summarizer ${summarizer.name} failed: ${error instanceof Error ? error.message : String(error)}`;
       diagnostics.push(`${where}: warning: ${reason}; sent the view without a summary`);
+      if (SummarizerError.isInstance(error) && error.failure === 'connection') unreachable = reason;
       const { messages, report } = compressContext(record.messages as unknown[], { ...base, counter });
+      tellRepairs(where, report.repaired);
       outputs.push(shapeRecord(record, messages, { ...report, notes: [...report.notes, reason] }));
     }
   }
+  if (options.quiet) diagnostics.length = 0;
+  if (skipped > 0 && !options.quiet) diagnostics.push(`warning: the summarizer could not be reached (${unreachable}); the ${skipped} later record(s) were sent without a summary, without trying it again`);
   return { outputs, diagnostics, exitCode: EXIT.ok };
 }

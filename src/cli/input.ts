@@ -30,25 +30,75 @@ const READ_FAILURES: Record<string, string> = {
   EPERM: 'permission denied',
 };
 
-async function readStdin(): Promise<string> {
+async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   try {
     for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   } catch (e) {
     throw new CliError(`cannot read standard input: ${(e as Error).message}`);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** Offset of the first byte that breaks UTF-8 (RFC 3629: no overlongs, no surrogates, up to U+10FFFF) or is a NUL; -1 when none does. */
+export function firstBadByte(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    if (b === 0) return i;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let extra: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) extra = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      extra = 2;
+      if (b === 0xe0) lo = 0xa0;
+      if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      extra = 3;
+      if (b === 0xf0) lo = 0x90;
+      if (b === 0xf4) hi = 0x8f;
+    } else return i;
+    if (i + extra > bytes.length - 1) return i; // cut off at the end
+    if (bytes[i + 1] < lo || bytes[i + 1] > hi) return i;
+    for (let k = 2; k <= extra; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return i;
+    i += extra + 1;
+  }
+  return -1;
+}
+
+/**
+ * The input as text: UTF-8 (a leading byte order mark is dropped later). UTF-16, other encodings
+ * and binary data are refused with the byte where they stop being UTF-8, never decoded into
+ * replacement characters.
+ */
+export function decodeInput(bytes: Uint8Array): string {
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
+    throw new CliError('input: UTF-16 text (it starts with a UTF-16 byte order mark); convert it to UTF-8, e.g. with iconv -f UTF-16 -t UTF-8');
+  }
+  const bad = firstBadByte(bytes);
+  if (bad >= 0) {
+    const what = bytes[bad] === 0 ? 'a NUL byte (UTF-16 or binary data?)' : `byte 0x${bytes[bad].toString(16).padStart(2, '0')}`;
+    throw new CliError(`input: not UTF-8 text at byte ${bad}: ${what}; convert the file to UTF-8`);
+  }
+  return new TextDecoder('utf-8').decode(bytes);
 }
 
 /** Reads the whole input: the file, or standard input when `file` is absent or `-`. */
 export async function readInput(file: string | undefined): Promise<string> {
-  if (file === undefined || file === '-') return readStdin();
+  if (file === undefined || file === '-') return decodeInput(await readStdin());
+  let bytes: Buffer;
   try {
-    return await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? '';
     throw new CliError(`cannot read ${file}: ${READ_FAILURES[code] ?? (e as Error).message}`);
   }
+  return decodeInput(bytes);
 }
 
 function recordOf(value: unknown, line: number): InputRecord {
@@ -70,10 +120,30 @@ function lineAt(text: string, offset: number): number {
   return line;
 }
 
-/** The line a JSON.parse error points at, when its message gives a position. */
-function errorLine(text: string, error: Error): number | undefined {
-  const m = /at position (\d+)/.exec(error.message);
-  return m ? lineAt(text, Number(m[1])) : undefined;
+/** True when `line` is a record on its own: a JSON array of messages, or an object with `messages`. */
+function isRecordLine(line: string): boolean {
+  if (line.trim() === '') return false;
+  try {
+    const v = JSON.parse(line) as unknown;
+    return Array.isArray(v) || (typeof v === 'object' && v !== null && Object.hasOwn(v, 'messages'));
+  } catch {
+    return false;
+  }
+}
+
+/** A JSON.parse message with its character position within one line written as a column. */
+function atColumn(message: string): string {
+  return message.replace(/ in JSON at position (\d+)(?: \(line \d+ column \d+\))?/, (_, p: string) => ` at column ${Number(p) + 1}`);
+}
+
+/** A JSON.parse message about the whole text, its position written as line and column. */
+function placed(text: string, error: Error): string {
+  return error.message.replace(/ in JSON at position (\d+)(?: \(line \d+ column \d+\))?/, (_, p: string) => {
+    const at = Number(p);
+    const line = lineAt(text, at);
+    const column = at - (text.lastIndexOf('\n', at - 1) + 1) + 1;
+    return ` at line ${line}, column ${column}`;
+  });
 }
 
 /**
@@ -105,11 +175,11 @@ export function parseInput(raw: string): ParsedInput {
     try {
       value = JSON.parse(line);
     } catch (e) {
-      if (records.length > 0) throw new CliError(`input: not JSON or JSONL (line ${i + 1}: ${(e as Error).message})`);
-      // A first line that is not JSON means the text was meant as one JSON document: its own error says where.
-      const only = lines.every((l, k) => k === i || l.trim() === '');
-      const at = errorLine(text, wholeError) ?? (only ? i + 1 : undefined);
-      throw new CliError(`input: not JSON or JSONL (${at === undefined ? '' : `line ${at}: `}${wholeError.message})`);
+      // JSONL when an earlier line was a record, or a later line is one on its own: this line's
+      // own error, at its own column. Otherwise the text was one JSON document: its error, placed.
+      const jsonl = records.length > 0 || lines.slice(i + 1).some((l) => isRecordLine(l));
+      if (jsonl) throw new CliError(`input line ${i + 1}: not valid JSON (${atColumn((e as Error).message)})`);
+      throw new CliError(`input: not valid JSON (${placed(text, wholeError)})`);
     }
     records.push(recordOf(value, i + 1));
   }

@@ -4,17 +4,13 @@
  * input, run the command, write the result in the input's shape. Every failure a user can fix is
  * one stderr line and exit 2; anything else is an internal error (exit 70).
  */
-import { InputError } from '../errors.js';
 import { parseArgs } from './args.js';
-import { CliError, EXIT } from './cli-error.js';
+import { CliError, describeFailure, EXIT, oneLine } from './cli-error.js';
 import { helpText } from './help.js';
 import { parseInput, readInput } from './input.js';
 import { renderOutputs, writeChunks } from './output.js';
 import { runValidate } from './validate-command.js';
 import { packageVersion } from './version.js';
-
-/** Error text squeezed onto one line (JSON.parse messages quote input, newlines included). */
-const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
 
 const printError = (line: string) => process.stderr.write(`ctxfold: ${oneLine(line)}\n`);
 
@@ -41,19 +37,10 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 function fail(error: unknown): number {
-  if (error instanceof CliError) {
-    printError(error.message);
-    return error.exitCode;
-  }
-  if (error instanceof InputError) {
-    printError(error.message);
-    return EXIT.usage;
-  }
-  const debug = process.env.CTXFOLD_DEBUG === '1';
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  printError(`internal error: ${message}${debug ? '' : ' (set CTXFOLD_DEBUG=1 for the stack trace)'}`);
-  if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-  return EXIT.internal;
+  const { line, stack, exitCode } = describeFailure(error, process.env.CTXFOLD_DEBUG === '1');
+  printError(line);
+  if (stack) process.stderr.write(`${stack}\n`);
+  return exitCode;
 }
 
 // A reader that stops early (`ctxfold compress big.jsonl | head`) is not an error.

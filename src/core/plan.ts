@@ -1,5 +1,5 @@
 import type { MessageLens } from '../formats/lens.js';
-import { headEnd, lastUserGroupStart, tailStart } from './boundary.js';
+import { headEnd, tailStart } from './boundary.js';
 import type { Grouping } from './groups.js';
 import { DROP, droppedRanges, type DroppedRange } from './report.js';
 import { collapsedPlaceholder, summaryMessageText } from './summary-frame.js';
@@ -41,7 +41,7 @@ export interface PlanDecisions {
   readonly groups: number;
   readonly headEnd: number;
   readonly tailStart: number;
-  /** Start of the group holding the last user text: never dropped. */
+  /** Start of what is never dropped at the end: the kept tail (`keepLast`), which holds the last user text. */
   readonly protectedStart: number;
   readonly summaryApplied: boolean;
   /** End of the messages the summary replaces (= headEnd when none is applied). */
@@ -82,8 +82,8 @@ export interface PlanInput<M> {
 /**
  * Plans the view of a history: head + optional summary + the rest, then, while over
  * `maxContextTokens`, collapses bulky old tool results and drops the oldest groups whole. The
- * group holding the last user text and everything after it, the head and system messages are
- * never dropped, and no group is ever split, so the view is valid whenever the input is. Linear in
+ * kept tail (`keepLast`, always with the group holding the last user text), the head and system
+ * messages are never dropped, and no group is ever split, so the view is valid whenever the input is. Linear in
  * the number of messages.
  */
 export function planView<M>(input: PlanInput<M>): Plan<M> {
@@ -95,8 +95,10 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   let before = options.requestOverheadTokens;
   for (let i = 0; i < n; i++) before += tokens[i];
   const hEnd = headEnd(grouping, options.keepFirst);
-  const protectedStart = Math.max(hEnd, lastUserGroupStart(grouping));
   const tStart = tailStart(grouping, options.keepLast, hEnd);
+  // The kept tail (the last `keepLast` messages in whole groups, and always the group holding the
+  // last user text) is sent whatever the budget: `keepLast` means what it says.
+  const protectedStart = tStart;
 
   const reason = new Uint8Array(n); // DROP code per message; 0 = kept
   let total = before;

@@ -71,15 +71,13 @@ function lazyObject<T extends object, K extends string, V>(base: T, key: K, make
 }
 
 /**
- * The ids known for the first `shared` messages of a history that continues `known`. The array is
- * taken over when the counter will replace `known` by the new history (it is no longer than it),
- * copied otherwise; positions from `shared` on are cleared, since those messages differ.
+ * The ids known for the first `shared` messages of a history that continues `known`, as a copy:
+ * each plan fills its own array lazily, and a plan still running (a background job between its
+ * awaits) must never write ids of its history into the array of a newer one.
  */
-function carriedIds(known: Recall['history'], shared: number, n: number): string[] {
+function carriedIds(known: Recall['history'], shared: number): string[] {
   if (!known?.ids || shared === 0) return [];
-  const ids = known.messages.length <= n ? known.ids : known.ids.slice(0, shared);
-  if (ids.length > shared) ids.length = shared;
-  return ids;
+  return known.ids.slice(0, shared);
 }
 
 /**
@@ -157,6 +155,8 @@ export interface ContextAnalysis<M> extends CompressResult<M> {
   readonly counts: Float64Array;
   /** Id of the message of `input` at a position (computed on demand, remembered). */
   readonly idOf: (index: number) => string;
+  /** The groups of `input`. */
+  readonly grouping: Grouping;
 }
 
 const NOTHING_SHARED: Recall = { shared: 0 };
@@ -187,7 +187,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   }
   const fingerprints = cache?.fingerprints ?? new Fingerprints();
   // Ids (a fingerprint each) of the shared prefix carry over from the history this one continues.
-  const ids = input === messages ? carriedIds(known, shared, messages.length) : [];
+  const ids = input === messages ? carriedIds(known, shared) : [];
   const idOf = (i: number): string => (ids[i] ??= fingerprints.idAt(input, lens, i));
   let summaryNote: string | undefined;
   let resolvedSummary: ResolvedSummary | undefined;
@@ -230,6 +230,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     counter,
     counts,
     idOf,
+    grouping,
     messages: plan.messages,
     report: {
       format: lens.format,

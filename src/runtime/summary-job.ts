@@ -78,7 +78,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     chatId,
     summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
   });
-  const { report, input, lens, counter, counts, idOf } = analysis;
+  const { report, input, lens, counter, counts, idOf, grouping } = analysis;
   const range = report.summarize;
   if (!range || range.end <= range.start) return;
   const { start, end } = range;
@@ -87,9 +87,15 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const baseVersion = state?.version ?? 0;
   ctx.onStart?.({ chatId, from: start, to: end, baseVersion, recomputed });
 
-  const read: TranscriptEntry[] = new Array(end - start);
-  await inSlices(end - start, (k) => { read[k] = lens.transcript(input[start + k]); });
-  const entries = withCallNames(read, scanStructure(input, lens, start, end), start);
+  // Read group by group in slices: a call turn's results are named after their calls by a scan
+  // of that turn alone, so no step holds the event loop for the whole range.
+  const entries: TranscriptEntry[] = new Array(end - start);
+  const first = grouping.groupOf[start];
+  await inSlices(grouping.groupOf[end - 1] - first + 1, (k) => {
+    const g = grouping.groups[first + k];
+    for (let i = g.start; i < g.end; i++) entries[i - start] = lens.transcript(input[i]);
+    if (g.type === 'turn') withCallNames(entries, scanStructure(input, lens, g.start, g.end), start);
+  });
   const { summary, calls } = await summarizeRolling(ctx.summarizer, {
     previousSummary: applied ? state?.summary : undefined,
     messages: entries,

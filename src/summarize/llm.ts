@@ -17,6 +17,12 @@ export interface LlmSummarizerOptions {
   readonly maxTokens?: number;
   /** Limit of one attempt, answer body included. Default 60 000 ms. */
   readonly timeoutMs?: number;
+  /**
+   * Retry a refused connection (nothing listening) like other network errors. Default true: a
+   * server that restarts refuses for a moment. The command line turns it off, so a run against a
+   * dead endpoint fails at once instead of waiting out the retries on every record.
+   */
+  readonly retryRefused?: boolean;
   /** Retries after the first attempt (network errors, timeouts, 408, 429, 5xx). Default 3. */
   readonly retries?: number;
   /** First backoff delay; doubles with each retry, with jitter. Default 500 ms. */
@@ -139,6 +145,7 @@ export function createLlmSummarizer(options: LlmSummarizerOptions): Summarizer {
   if (typeof options.baseURL !== 'string' || options.baseURL.trim() === '') throw new InputError('options.baseURL', 'must be a non-empty URL such as http://127.0.0.1:8080/v1');
   if (typeof options.model !== 'string' || options.model.trim() === '') throw new InputError('options.model', 'must name the model that writes summaries');
   const url = `${options.baseURL.trim().replace(/\/+$/, '')}/chat/completions`;
+  const retryRefused = options.retryRefused ?? true;
   const temperature = nonNegative(options.temperature ?? 0, 'temperature');
   const maxTokens = positiveInteger(options.maxTokens ?? 1024, 'maxTokens');
   const timeoutMs = positiveInteger(options.timeoutMs ?? 60_000, 'timeoutMs');
@@ -159,7 +166,8 @@ export function createLlmSummarizer(options: LlmSummarizerOptions): Summarizer {
       }
       const reason = (error as { cause?: { code?: string; message?: string } })?.cause;
       const detail = reason?.code ?? reason?.message ?? (error as Error)?.message ?? String(error);
-      throw new AttemptError({ kind: 'network', message: `request failed (${detail})`, retryable: true, cause: error });
+      const refused = reason?.code === 'ECONNREFUSED';
+      throw new AttemptError({ kind: 'network', message: `request failed (${detail})`, retryable: !refused || retryRefused, cause: error });
     };
     let response: Response;
     let text: string;

@@ -1,40 +1,56 @@
 /**
  * Values computed from texts (token counts, fingerprints), remembered by the text itself and
  * bounded by the bytes of text it keeps alive (two bytes a character, as JavaScript strings may
- * take): past `maxBytes`, the least recently used texts are forgotten first. Nothing is ever
- * stale, since the key is the content.
+ * take). Two generations approximate least-recently-used at the cost of one lookup a hit: new and
+ * recently used texts live in the young generation; when it fills half of `maxBytes`, it becomes
+ * the old one and the previous old generation (texts not used since) is dropped whole. A text
+ * used again from the old generation moves to the young one. Nothing is ever stale, since the
+ * key is the content.
  */
 export class TextMemo<V> {
-  private readonly values = new Map<string, V>();
-  private bytes = 0;
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
+  private youngBytes = 0;
+  private oldBytes = 0;
 
   constructor(private readonly maxBytes: number) {}
 
   get(text: string): V | undefined {
-    const value = this.values.get(text);
+    const hit = this.young.get(text);
+    if (hit !== undefined) return hit;
+    const value = this.old.get(text);
     if (value !== undefined) {
-      // Most recently used last: Map iterates in insertion order, so eviction starts at the front.
-      this.values.delete(text);
-      this.values.set(text, value);
+      this.old.delete(text);
+      this.oldBytes -= 2 * text.length;
+      this.add(text, value);
     }
     return value;
   }
 
   set(text: string, value: V): void {
-    const size = 2 * text.length;
-    if (size > this.maxBytes) return;
-    if (this.values.has(text)) this.values.delete(text);
-    else this.bytes += size;
-    this.values.set(text, value);
-    for (const key of this.values.keys()) {
-      if (this.bytes <= this.maxBytes) break;
-      this.values.delete(key);
-      this.bytes -= 2 * key.length;
+    if (this.young.has(text)) {
+      this.young.set(text, value);
+      return;
     }
+    if (this.old.delete(text)) this.oldBytes -= 2 * text.length;
+    this.add(text, value);
+  }
+
+  private add(text: string, value: V): void {
+    const size = 2 * text.length;
+    if (size > this.maxBytes / 2) return; // larger than a generation: not worth keeping
+    if (this.youngBytes + size > this.maxBytes / 2) {
+      this.old = this.young;
+      this.oldBytes = this.youngBytes;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+    this.young.set(text, value);
+    this.youngBytes += size;
   }
 
   /** Texts held and the bytes they take. */
   size(): { texts: number; bytes: number } {
-    return { texts: this.values.size, bytes: this.bytes };
+    return { texts: this.young.size + this.old.size, bytes: this.youngBytes + this.oldBytes };
   }
 }

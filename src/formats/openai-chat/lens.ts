@@ -5,6 +5,7 @@ import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 const ROLES: readonly string[] = Object.freeze(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
 function describe(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
