@@ -1,4 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   compressContext, createCompressor, createExtractiveSummarizer, createHistoryCache, createTokenCounter, CtxfoldError, fromOpenWebUIValves,
   InputError, StoreError, SummarizerError,
@@ -105,5 +108,36 @@ describe('fromOpenWebUIValves', () => {
 
   test('a bad valve is named', () => {
     expect(inputError(() => fromOpenWebUIValves({ keep_last: -2 })).message).toBe('valves.keep_last: must be an integer >= 0, got -2');
+  });
+});
+
+describe('misuse that used to fail later or silently', () => {
+  test('a countText that returns NaN is named instead of turning the budget off', () => {
+    const counter = createTokenCounter({ countText: () => Number.NaN });
+    expect(inputError(() => compressContext(history, { counter, maxContextTokens: 5 })).message)
+      .toBe('options.countText: returned NaN for a text of 8 characters; it must return a whole number of tokens >= 0');
+  });
+
+  test('validateMessages checks its input and defaults to the OpenAI profile', async () => {
+    const { validateMessages } = await import('../src/index.js');
+    expect(inputError(() => validateMessages([null] as never, 'openai')).message).toMatch(/^messages\[0\]: must be a message object, got null/);
+    expect(inputError(() => validateMessages(history, 'gemini' as never)).message).toMatch(/^profile: must be a profile name \(openai\)/);
+    expect(validateMessages(history)).toEqual([]);
+  });
+
+  test('SqliteStore.open refuses an empty path and names the file it cannot open', async () => {
+    const { SqliteStore } = await import('../src/store/sqlite.js');
+    expect(inputError(() => SqliteStore.open('')).message).toBe('path: must be the database file\'s path (or ":memory:"), got ""');
+    // A directory that cannot exist: its parent is a file.
+    const dir = mkdtempSync(join(tmpdir(), 'ctxfold-open-'));
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const path = join(file, 'state.db');
+    try {
+      expect(() => SqliteStore.open(path)).toThrow(`SqliteStore(${path}): cannot open the database: `);
+      expect(() => SqliteStore.open(path)).toThrow(StoreError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

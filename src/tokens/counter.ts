@@ -1,3 +1,4 @@
+import { InputError } from '../errors.js';
 import type { MessageLens } from '../formats/lens.js';
 import { messageTokens, REQUEST_OVERHEAD_TOKENS } from './accounting.js';
 import { TextMemo } from './text-memo.js';
@@ -50,6 +51,10 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
       return hit;
     }
     const n = raw(t);
+    // A custom counter that returns NaN or a fraction would turn the budget off without a word.
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw new InputError('options.countText', `returned ${String(n)} for a text of ${t.length} characters; it must return a whole number of tokens >= 0`);
+    }
     encoded++;
     memo.set(t, n);
     return n;
