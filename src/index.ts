@@ -33,10 +33,13 @@ export { CtxfoldError, InputError, StoreError, SummarizerError } from './errors.
 
 export type { CompressOptions, SummaryInput, ToolOutputTrim } from './runtime/options.js';
 export type { CompressReport, CompressResult, DroppedMessage } from './runtime/compress.js';
+export type { DropReason } from './core/report.js';
 export type { CompressWithSummaryOptions } from './runtime/one-shot.js';
 export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorStats } from './runtime/compressor.js';
 export type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './runtime/summary-job.js';
-export type { HistoryCache, HistoryCacheOptions } from './runtime/history-cache.js';
+export type { HistoryCache, HistoryCacheOptions, Recall, RememberedHistory } from './runtime/history-cache.js';
+export type { Fingerprints } from './runtime/fingerprints.js';
+export type { ChatIdCarrier } from './runtime/chat-id.js';
 export type { OpenWebUIValves } from './runtime/open-webui.js';
 export type { ProfileName } from './formats/profiles.js';
 export type { FormatName, TranscriptEntry } from './formats/lens.js';
