@@ -32,11 +32,12 @@ function optionsFor(messages: readonly OpenAIChatMessage[], o: OptionDraw): Comp
   let before: number | undefined;
   const scale = (permille: number | undefined) => {
     if (permille === undefined) return undefined;
-    before ??= compressContext(messages, { counter }).report.tokensBefore;
+    before ??= compressContext(messages, { counter, format: 'openai' }).report.tokensBefore;
     return Math.max(1, Math.floor((before * permille) / 1000));
   };
   return {
     counter,
+    format: 'openai', // generated OpenAI Chat: some broken ones are also Qwen-Agent-shaped, which auto refuses
     keepFirst: o.keepFirst,
     keepLast: o.keepLast,
     maxContextTokens: scale(o.maxPermille),
@@ -98,7 +99,7 @@ describe('compressContext: every view is safe', () => {
     fc.assert(fc.property(
       anyHistory(), fc.integer({ min: 0, max: 4 }), fc.nat(), fc.nat(), summaryTextArb, fc.option(fc.integer({ min: 0, max: 1200 }), { nil: undefined }),
       (messages, keepFirst, cutPick, editPick, text, maxPermille) => {
-        const ref = repairHistory(messages).messages;
+        const ref = repairHistory(messages, { format: 'openai' }).messages;
         const n = ref.length;
         const hEnd = expectedHeadEnd(ref, keepFirst);
         fc.pre(hEnd < n);
@@ -227,8 +228,8 @@ describe('what a counter remembers between requests never changes a view', () =>
           request = request.slice();
           request[at] = { ...request[at], content: `${contentText(request[at].content)} (edited)` };
         }
-        const tokens = compressContext(request, { counter: createTokenCounter() }).report.tokensBefore;
-        const options: CompressOptions = { maxContextTokens: Math.max(1, Math.floor((tokens * s.maxPermille) / 1000)), keepLast: s.keepLast, summary: s.withSummary ? summary : undefined };
+        const tokens = compressContext(request, { counter: createTokenCounter(), format: 'openai' }).report.tokensBefore;
+        const options: CompressOptions = { format: 'openai', maxContextTokens: Math.max(1, Math.floor((tokens * s.maxPermille) / 1000)), keepLast: s.keepLast, summary: s.withSummary ? summary : undefined };
         if (cache.recall('replayed', request).shared > 0) reused++;
         const warm = compressContext(request, { ...options, counter: shared, historyCache: cache, chatId: 'replayed' });
         const fresh = compressContext(request, { ...options, counter: createTokenCounter() });
@@ -237,7 +238,7 @@ describe('what a counter remembers between requests never changes a view', () =>
         // Cover what this request would summarize, for the next step's summary (report indexes
         // refer to the repaired history).
         const range = fresh.report.summarize ?? { start: fresh.report.headEnd, end: fresh.report.tailStart };
-        summary = { text: 'the summary so far', coveredIds: idsOf(repairHistory(request).messages, openaiChatLens, fresh.report.headEnd, range.end) };
+        summary = { text: 'the summary so far', coveredIds: idsOf(repairHistory(request, { format: 'openai' }).messages, openaiChatLens, fresh.report.headEnd, range.end) };
       }
     }), { ...propertyParams(), numRuns: Math.max(50, Math.floor(propertyParams().numRuns / 4)) });
     // The runs exercised what they are about: remembered histories and applied summaries.

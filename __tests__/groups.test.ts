@@ -199,7 +199,7 @@ describe('Grouping.regular', () => {
   test('is true exactly when repairHistory has nothing to change (so the repair pass can be skipped)', () => {
     let irregular = 0;
     fc.assert(fc.property(anyHistory(), (messages) => {
-      const changes = repairHistory(messages).actions.filter((a) => a.action !== 'reported');
+      const changes = repairHistory(messages, { format: 'openai' }).actions.filter((a) => a.action !== 'reported');
       const { regular } = buildGroups(messages, openaiChatLens);
       if (!regular) irregular++;
       expect(regular).toBe(changes.length === 0);

@@ -18,7 +18,7 @@ const synthetic = (id: string): OpenAIChatMessage => ({ role: 'tool', tool_call_
 describe('repairHistory: each fault kind', () => {
   test('a missing result gets a synthetic error result right after the run, and the user message after it is reported', () => {
     const input = [user('go'), calls('call_a', 'call_b'), result('call_b'), user('next')];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(messages).toEqual([input[0], input[1], input[2], synthetic('call_a'), input[3]]);
     [0, 1, 2].forEach((i) => expect(messages[i]).toBe(input[i]));
     expect(messages[4]).toBe(input[3]);
@@ -30,14 +30,14 @@ describe('repairHistory: each fault kind', () => {
 
   test('a call with no result at all, at the end of the history', () => {
     const input = [user('go'), calls('call_a')];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(messages).toEqual([...input, synthetic('call_a')]);
     expect(actions.map((a) => a.action)).toEqual(['added-result']);
   });
 
   test('a legacy function call with no result gets a function message with its name', () => {
     const input: OpenAIChatMessage[] = [user('time?'), { role: 'assistant', content: null, function_call: { name: 'clock', arguments: '{}' } }, user('hello?')];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(messages[2]).toEqual({ role: 'function', name: 'clock', content: MISSING_RESULT_TEXT });
     expect(actions.map((a) => [a.action, a.index])).toEqual([['added-result', 1], ['reported', 2]]);
     expect(validate(messages)).toEqual([]);
@@ -45,7 +45,7 @@ describe('repairHistory: each fault kind', () => {
 
   test('a tool message first is removed as an orphan', () => {
     const input = [result('call_x'), { role: 'system', content: 'rules' }, user('hi')];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(messages).toHaveLength(2);
     expect(messages[0]).toBe(input[1]);
     expect(messages[1]).toBe(input[2]);
@@ -54,7 +54,7 @@ describe('repairHistory: each fault kind', () => {
 
   test('a result inside a run that answers no call of the turn is removed', () => {
     const input = [user('go'), calls('call_a'), result('call_zz'), result('call_a'), { role: 'assistant', content: 'ok' }];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(messages).toEqual([input[0], input[1], input[3], input[4]]);
     expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([['removed-orphan', 2, 'call_zz']]);
     expect(actions[0].detail).toContain('messages[1]');
@@ -63,7 +63,7 @@ describe('repairHistory: each fault kind', () => {
 
   test('a duplicate result is removed and the first one kept', () => {
     const input = [user('go'), calls('call_a', 'call_b'), result('call_a', 'first'), result('call_b'), result('call_a', 'second')];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(messages).toEqual(input.slice(0, 4));
     messages.forEach((m, i) => expect(m).toBe(input[i]));
     expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([['removed-duplicate', 4, 'call_a']]);
@@ -72,7 +72,7 @@ describe('repairHistory: each fault kind', () => {
 
   test('results separated from their call by a user message: orphans removed, calls answered, user message reported', () => {
     const input = [user('go'), calls('call_a', 'call_b'), user('wait'), result('call_a'), result('call_b'), user('next')];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(messages).toEqual([input[0], input[1], synthetic('call_a'), synthetic('call_b'), input[2], input[5]]);
     expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([
       ['added-result', 1, 'call_a'], ['added-result', 1, 'call_b'], ['reported', 2, 'call_a'], ['reported', 2, 'call_b'],
@@ -83,7 +83,7 @@ describe('repairHistory: each fault kind', () => {
 
   test('a valid history comes back as the same array and objects with no action', () => {
     const input = [user('go'), calls('call_a'), result('call_a'), { role: 'assistant', content: 'ok' }];
-    const { messages, actions } = repairHistory(input);
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
     expect(actions).toEqual([]);
     // Nothing to fix: the very same array comes back (no copy on the hot path).
     expect(messages).toBe(input);
@@ -95,7 +95,7 @@ describe('repairHistory: each fault kind', () => {
 describe('repairHistory: properties', () => {
   test('a broken history comes out valid; untouched messages are the same objects in order', () => {
     fc.assert(fc.property(brokenHistory(), (input) => {
-      const { messages, actions } = repairHistory(input);
+      const { messages, actions } = repairHistory(input, { format: 'openai' });
       expect(validate(messages)).toEqual([]);
       const removed = new Set(actions.filter((a) => a.action === 'removed-orphan' || a.action === 'removed-duplicate').map((a) => a.index));
       const moved = new Set(actions.filter((a) => a.action === 'moved-result').map((a) => a.index));
@@ -111,13 +111,13 @@ describe('repairHistory: properties', () => {
       // Anything else new is a re-keyed copy of a reported result: same content, now with the call's id.
       const copies = messages.filter((m) => !originals.has(m) && m.content !== MISSING_RESULT_TEXT);
       expect(copies.every((m) => m.role === 'tool' && [...rekeyed].some((i) => input[i].content === m.content))).toBe(true);
-      expect(repairHistory(messages).actions).toEqual([]);
+      expect(repairHistory(messages, { format: 'openai' }).actions).toEqual([]);
     }), propertyParams());
   });
 
   test('a valid history needs no repair', () => {
     fc.assert(fc.property(validHistory(), (input) => {
-      const { messages, actions } = repairHistory(input);
+      const { messages, actions } = repairHistory(input, { format: 'openai' });
       expect(actions).toEqual([]);
       expect(messages).toHaveLength(input.length);
       expect(messages.every((m, i) => m === input[i])).toBe(true);

@@ -11,8 +11,8 @@ export type FormatName =
   | 'anthropic'
   | 'gemini'
   | 'ai-sdk'
-  | 'qwen'
-  | 'nous';
+  | 'qwen-agent'
+  | 'hermes';
 
 /**
  * What a message is to the grouping pass.

@@ -23,11 +23,13 @@ export function profileFor(name: unknown, path = 'profile'): Profile<any> {
  * Checks a history against a provider's tool-call rules. Returns every violation, ordered by
  * message index, each worded like the provider's own 400 error; an empty list means the provider
  * accepts the sequence. Input that is not a list of that format's messages is an `InputError`
- * naming the message and field, never a violation.
+ * naming the message and field, never a violation. Without `profile`, the format is detected by
+ * evidence (an unknown or ambiguous one is an `InputError`) and checked against its profile.
  */
-export function validateMessages<M>(messages: readonly M[], profile: ProfileName | Profile<M> = 'openai'): Violation[] {
-  const p = profileFor(profile) as Profile<M>;
-  selectLens(messages, p.lens.format);
+export function validateMessages<M>(messages: readonly M[], profile?: ProfileName | Profile<M>): Violation[] {
+  // Without a profile, the format is detected by evidence and checked against its own profile.
+  const p = (profile === undefined ? profileFor(selectLens(messages, 'auto').format) : profileFor(profile)) as Profile<M>;
+  if (profile !== undefined) selectLens(messages, p.lens.format);
   return checkProfile(messages, p);
 }
 

@@ -1,5 +1,6 @@
 import { InputError } from '../errors.js';
 import type { FormatName, MessageLens } from './lens.js';
+import { evidenceIn, type Evidence } from './evidence.js';
 import { openaiChatLens } from './openai-chat/lens.js';
 
 /** Lenses that ship, by format name. Formats listed in `FormatName` but absent here are not built yet. */
@@ -10,20 +11,42 @@ export const LENSES: Partial<Record<FormatName, MessageLens<any>>> = {
 /** The format names `--format` / `options.format` accept today. */
 export const SUPPORTED_FORMATS = Object.keys(LENSES) as FormatName[];
 
+/** What a format is called in messages to the user. */
+const FORMAT_TITLES: Readonly<Record<FormatName, string>> = {
+  openai: 'OpenAI Chat Completions',
+  'openai-responses': 'OpenAI Responses',
+  anthropic: 'Anthropic Messages',
+  gemini: 'Gemini',
+  'ai-sdk': 'Vercel AI SDK',
+  'qwen-agent': 'Qwen-Agent',
+  hermes: 'Hermes (<tool_call> text)',
+};
+
+const listed = (evidence: readonly Evidence[]) => evidence.slice(0, 2).map((e) => `${e.what} at messages[${e.index}]`).join(', ');
+
 /**
- * Returns the lens for a named format, or detects it from the messages (`auto`). Throws a
- * `InputError` naming the first message that fits no shipped format, and the rule it breaks.
- * Messages before `from` are taken as already checked.
+ * The lens to read `messages` with, detected by positive evidence (`auto`) or named. Detection
+ * picks a format only from features that belong to it (see `evidence.ts`): evidence of a format
+ * that does not ship yet, or of two formats at once, is an `InputError` naming the candidates and
+ * what was seen, so nothing is ever read, repaired or dropped on a guess. A history with no tool
+ * traffic at all (plain role/content messages) has nothing to pair and is read as OpenAI Chat.
+ * Every message from `from` on is then checked against the lens (`from`: messages already read
+ * with it, for a remembered history).
  */
 export function selectLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): MessageLens<any> {
   if (!Array.isArray(messages)) throw new InputError(path, `must be an array of messages, got ${messages === null ? 'null' : typeof messages}`);
   let lens: MessageLens<any> | undefined;
   if (format === 'auto') {
-    lens = SUPPORTED_FORMATS.map((f) => LENSES[f]!).find((l) => {
-      for (let i = from; i < messages.length; i++) if (l.problem(messages[i]) !== undefined) return false;
-      return true;
-    });
-    if (!lens) lens = openaiChatLens; // report the problem in terms of the default format
+    const found = evidenceIn(messages, from);
+    const formats = [...found.keys()];
+    if (formats.length > 1) {
+      throw new InputError(path, `the messages point to more than one format: ${formats.map((f) => `${FORMAT_TITLES[f]} (${listed(found.get(f)!)})`).join('; ')}; pass format to say which (supported: ${SUPPORTED_FORMATS.join(', ')})`);
+    }
+    const detected = formats[0] ?? 'openai';
+    lens = LENSES[detected];
+    if (!lens) {
+      throw new InputError(path, `the messages are ${FORMAT_TITLES[detected]} (${listed(found.get(detected)!)}), which ctxfold does not read yet (supported: ${SUPPORTED_FORMATS.join(', ')}); nothing was changed`);
+    }
   } else {
     lens = LENSES[format];
     if (!lens) throw new InputError('format', `unsupported format ${JSON.stringify(format)} (supported: ${SUPPORTED_FORMATS.join(', ')}, auto)`);

@@ -1,0 +1,85 @@
+import type { FormatName } from './lens.js';
+
+/**
+ * Positive evidence of a wire format: a feature that belongs to that format and to no other
+ * (a `tool_calls` array, a `tool_use` block, a `functionCall` part, a `tool-call` part, parallel
+ * calls as consecutive `function_call` messages, `<tool_call>` tags). Plain role/content text is
+ * evidence of nothing: every format has it.
+ */
+export interface Evidence {
+  readonly format: FormatName;
+  /** Index of the message that shows it. */
+  readonly index: number;
+  /** What was seen, for error messages (`a "tool_use" block in content`). */
+  readonly what: string;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const ANTHROPIC_BLOCKS: readonly string[] = Object.freeze(['tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result', 'document']);
+const AI_SDK_PARTS: readonly string[] = Object.freeze(['tool-call', 'tool-result', 'tool-approval-request', 'tool-approval-response', 'reasoning']);
+const RESPONSES_ITEMS: readonly string[] = Object.freeze(['function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'custom_tool_call_output', 'web_search_call', 'mcp_call', 'compaction', 'item_reference']);
+const HERMES_CALL = /<tool_call>\s*\{[\s\S]*?\}\s*<\/tool_call>/;
+const HERMES_RESPONSE = /<tool_response>[\s\S]*?<\/tool_response>/;
+
+/** The evidence one message gives; `previous` is the message before it (parallel calls split over messages). */
+export function evidenceOf(message: unknown, index: number, previous: unknown): Evidence[] {
+  if (!isObj(message)) return [];
+  const out: Evidence[] = [];
+  const say = (format: FormatName, what: string) => out.push({ format, index, what });
+  const role = message.role;
+  const type = message.type;
+  if (typeof type === 'string' && RESPONSES_ITEMS.includes(type)) say('openai-responses', `an item of type "${type}"`);
+  if (Array.isArray(message.parts)) {
+    for (const part of message.parts) {
+      if (isObj(part) && (isObj(part.functionCall) || isObj(part.functionResponse))) {
+        say('gemini', `a ${isObj(part.functionCall) ? 'functionCall' : 'functionResponse'} part`);
+        break;
+      }
+    }
+    if (role === 'model') say('gemini', 'role "model" with parts');
+  }
+  if (Array.isArray(message.content)) {
+    for (const part of message.content) {
+      if (!isObj(part) || typeof part.type !== 'string') continue;
+      if (ANTHROPIC_BLOCKS.includes(part.type) || (part.type.endsWith('_tool_result') && part.type !== 'tool_result')) {
+        say('anthropic', `a "${part.type}" block in content`);
+        break;
+      }
+      if (AI_SDK_PARTS.includes(part.type)) {
+        say('ai-sdk', `a "${part.type}" part in content`);
+        break;
+      }
+    }
+  }
+  if (role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) say('openai', 'an assistant message with a tool_calls array');
+  if (role === 'tool' && 'tool_call_id' in message) say('openai', 'a tool message with tool_call_id');
+  if (role === 'assistant' && isObj(message.function_call)) {
+    // Qwen-Agent sends parallel calls as consecutive assistant messages, each with one function_call;
+    // OpenAI's legacy function calling has one call, then its function message.
+    if (isObj(previous) && previous.role === 'assistant' && isObj(previous.function_call)) say('qwen-agent', 'consecutive assistant messages with function_call (parallel calls)');
+    say('openai', 'an assistant message with a legacy function_call');
+  }
+  if (isObj(message.extra) && 'function_id' in message.extra) say('qwen-agent', 'extra.function_id');
+  if (typeof message.content === 'string' && !('tool_calls' in message)) {
+    if (role === 'assistant' && HERMES_CALL.test(message.content)) say('hermes', 'a <tool_call>{...}</tool_call> block in assistant text');
+    if (role === 'user' && HERMES_RESPONSE.test(message.content)) say('hermes', 'a <tool_response> block in user text');
+  }
+  return out;
+}
+
+/** Every piece of evidence in messages[from, ...), by format, first seen first. */
+export function evidenceIn(messages: readonly unknown[], from = 0): Map<FormatName, Evidence[]> {
+  const byFormat = new Map<FormatName, Evidence[]>();
+  for (let i = from; i < messages.length; i++) {
+    for (const e of evidenceOf(messages[i], i, i > 0 ? messages[i - 1] : undefined)) {
+      const list = byFormat.get(e.format);
+      if (list) list.push(e);
+      else byFormat.set(e.format, [e]);
+    }
+  }
+  // Consecutive function_call messages are Qwen-Agent's parallel calls, or OpenAI legacy calls the
+  // first of which went unanswered: both stay candidates, and the caller says which.
+  return byFormat;
+}
