@@ -145,7 +145,8 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
   const max = v.maxContextTokens;
   if (max !== undefined) {
     if (!report.overBudget) assert.ok(report.tokensAfter <= max, `view of ${report.tokensAfter} tokens is over the limit of ${max}, and not reported so`);
-    let floor = counter.requestOverhead + (summaryAt >= 0 ? counter.message(out[summaryAt], openaiChatLens) : 0);
+    // A summary only ever takes the room the protected part leaves, so it is not part of the floor.
+    let floor = counter.requestOverhead;
     for (let i = 0; i < n; i++) if (i < hEnd || i >= pStart || isSystem(ref[i])) floor += counter.message(sent.get(i) ?? ref[i], openaiChatLens);
     // Nothing protected is ever dropped, so the view is over budget exactly when the protected part is.
     assert.equal(report.overBudget, floor > max, `overBudget is ${report.overBudget} while the protected part is ${floor} tokens for a limit of ${max}`);

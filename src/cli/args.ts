@@ -78,7 +78,7 @@ function format(raw: string | undefined): FormatName | 'auto' {
 export const FLAGS: readonly FlagSpec[] = [
   {
     long: 'max-tokens', value: { name: 'N' }, commands: ['compress'], fallback: 'no limit',
-    summary: 'token budget for the view, request overhead included; if the head, system messages and last user turn alone exceed it, ctxfold.overBudget is true',
+    summary: 'token budget for the view, request overhead included; if the head, system messages and the kept tail (--keep-last, with the last user turn) alone exceed it, ctxfold.overBudget is true',
     apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
   },
   {

@@ -28,7 +28,7 @@ function flagRows(command: CommandName): [string, string][] {
 
 const IO = [
   'Input (FILE, or standard input when FILE is omitted or "-"):',
-  '  The whole text is parsed as one JSON value first; if that fails, as JSONL.',
+  '  UTF-8 text. The whole text is parsed as one JSON value first; if that fails, as JSONL.',
   ...table([
     ['[ {message}, ... ]', 'a JSON array of messages'],
     ['{ "messages": [...], ... }', 'a JSON object with "messages"; its other fields are kept'],

@@ -3,6 +3,7 @@ import { headEnd, tailStart } from './boundary.js';
 import type { Grouping } from './groups.js';
 import { DROP, droppedRanges, type DroppedRange } from './report.js';
 import { collapsedPlaceholder, summaryMessageText } from './summary-frame.js';
+import type { SummaryShortener } from './summary-fit.js';
 
 /** A tool result whose content was replaced by a placeholder (the call/result pair stays). */
 export interface CollapsedResult {
@@ -44,6 +45,11 @@ export interface PlanDecisions {
   /** Start of what is never dropped at the end: the kept tail (`keepLast`), which holds the last user text. */
   readonly protectedStart: number;
   readonly summaryApplied: boolean;
+  /** Tokens the summary message took, and the most it was allowed (the room left); absent without a budget or summary. */
+  readonly summaryTokens?: number;
+  readonly summaryAllowedTokens?: number;
+  /** True when the stored summary was shortened to fit the room. */
+  readonly summaryShortened: boolean;
   /** End of the messages the summary replaces (= headEnd when none is applied). */
   readonly coveredEnd: number;
   readonly dropped: readonly DroppedRange[];
@@ -77,6 +83,20 @@ export interface PlanInput<M> {
   readonly options: PlanOptions;
   /** The summary to apply, already resolved against the history. */
   readonly summary?: ResolvedSummary;
+  /**
+   * Shortens a summary text to a number of tokens, when the summary as stored does not fit the
+   * room left (the budget less head, system messages, kept tail and overhead). Without it, a
+   * summary that does not fit is left out (and the report says so).
+   */
+  readonly shortenSummary?: SummaryShortener;
+}
+
+/** Tokens of what is never dropped: the head, pinned system messages, the kept tail, and the request overhead. */
+function protectedTokens(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number, protectedStart: number, overhead: number): number {
+  let total = overhead;
+  const n = grouping.groupOf.length;
+  for (let i = 0; i < n; i++) if (i < hEnd || i >= protectedStart || grouping.pinned[i]) total += tokens[i];
+  return total;
 }
 
 /**
@@ -87,7 +107,7 @@ export interface PlanInput<M> {
  * the number of messages.
  */
 export function planView<M>(input: PlanInput<M>): Plan<M> {
-  const { messages, lens, grouping, counts, count, options, summary } = input;
+  const { messages, lens, grouping, counts, count, options, summary, shortenSummary } = input;
   const n = messages.length;
   const { groups } = grouping;
   const notes: string[] = [];
@@ -104,13 +124,51 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   let total = before;
 
   let summaryMessage: M | undefined;
+  let summaryTokens: number | undefined;
+  let summaryAllowedTokens: number | undefined;
+  let summaryShortened = false;
   let coveredEnd = hEnd;
+  const max = options.maxContextTokens;
   const clipped = summary ? Math.min(Math.max(summary.coveredEnd, hEnd), protectedStart) : hEnd;
   if (summary && clipped < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
   if (summary && summary.text.trim() !== '' && clipped > hEnd) {
-    coveredEnd = clipped;
-    summaryMessage = lens.summaryMessage(summaryMessageText(summary.text, coveredEnd - hEnd), options.summaryRole);
-    total += count(summaryMessage);
+    const frame = (text: string) => lens.summaryMessage(summaryMessageText(text, clipped - hEnd), options.summaryRole);
+    let message: M | undefined = frame(summary.text);
+    let cost = count(message);
+    if (max !== undefined) {
+      // The summary gets the room the protected part leaves: it never pushes a view over the budget.
+      const room = max - protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens);
+      summaryAllowedTokens = Math.max(0, room);
+      if (cost > room) {
+        const frameCost = count(frame(''));
+        let target = room - frameCost;
+        message = undefined;
+        for (let attempt = 0; attempt < 4 && shortenSummary && target > 0; attempt++) {
+          const text = shortenSummary(summary.text, target);
+          if (text.trim() === '') break;
+          const candidate = frame(text);
+          const candidateCost = count(candidate);
+          if (candidateCost <= room) {
+            message = candidate;
+            cost = candidateCost;
+            summaryShortened = true;
+            break;
+          }
+          target -= candidateCost - room; // the counts disagreed a little: ask for that much less
+        }
+        notes.push(message
+          ? `summary shortened to ${cost} of the ${room} tokens left once the head, system messages and kept tail are sent`
+          : `summary left out: only ${Math.max(0, room)} tokens are left once the head, system messages and kept tail are sent`);
+      }
+    }
+    if (message) {
+      summaryMessage = message;
+      summaryTokens = cost;
+      coveredEnd = clipped;
+      total += cost;
+    }
+  }
+  if (summaryMessage) {
     for (let g = grouping.groupOf[hEnd] ?? groups.length; g < groups.length && groups[g].start < coveredEnd; g++) {
       const grp = groups[g];
       if (grp.system) continue; // instructions stay in force even when the turns around them are summarized
@@ -124,7 +182,6 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   // What the view costs with the current summary and nothing trimmed: the threshold is checked
   // against this, so a chat is summarized again only once the unsummarized part has grown back.
   const untrimmed = total;
-  const max = options.maxContextTokens;
   const replaced = new Map<number, M>();
   const collapsed: CollapsedResult[] = [];
   if (max !== undefined && total > max && options.collapseMinChars !== undefined) {
@@ -203,6 +260,9 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       tailStart: tStart,
       protectedStart,
       summaryApplied: summaryMessage !== undefined,
+      summaryTokens,
+      summaryAllowedTokens,
+      summaryShortened,
       coveredEnd,
       dropped: droppedRanges(reason),
       collapsed: collapsedFinal,

@@ -3,6 +3,7 @@ import { buildGroups, type Grouping } from '../core/groups.js';
 import { planView, type ResolvedSummary } from '../core/plan.js';
 import { repairWithLens, type RepairAction } from '../core/repair.js';
 import { droppedCounts, type DropReason } from '../core/report.js';
+import { keepNewestLines } from '../core/summary-fit.js';
 import type { FormatName, MessageLens } from '../formats/lens.js';
 import type { OpenAIChatMessage } from '../formats/openai-chat/types.js';
 import { selectLens } from '../formats/registry.js';
@@ -33,7 +34,18 @@ export interface CompressReport {
   readonly headEnd: number;
   readonly tailStart: number;
   readonly protectedStart: number;
-  readonly summary: { readonly applied: boolean; readonly coveredMessages: number; readonly note?: string };
+  /**
+   * The summary: whether it was applied, how many messages it stands for, the tokens its message
+   * took and the most it was allowed (the room the budget leaves), and whether it was shortened.
+   */
+  readonly summary: {
+    readonly applied: boolean;
+    readonly coveredMessages: number;
+    readonly tokens?: number;
+    readonly allowedTokens?: number;
+    readonly shortened: boolean;
+    readonly note?: string;
+  };
   /** Counts of messages left out, by reason (cheap; `dropped` lists them with ids). */
   readonly droppedCounts: { readonly summarized: number; readonly budget: number };
   /** Every message left out, with its id and why. Computed on first read (ids cost a hash each). */
@@ -204,6 +216,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   }
   const plan = planView({
     messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead }, summary: resolvedSummary,
+    shortenSummary: options.shortenSummary ?? ((text, maxTokens) => keepNewestLines(text, maxTokens, counter.text)),
   });
   const d = plan.decisions;
   const listDropped = memo(() => {
@@ -249,7 +262,13 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       summary: {
         applied: d.summaryApplied,
         coveredMessages: d.coveredEnd - d.headEnd,
-        note: summaryNote ?? (resolvedSummary && !d.summaryApplied ? 'summary not applied: everything it covers is in the protected last turn' : undefined),
+        tokens: d.summaryTokens,
+        allowedTokens: d.summaryAllowedTokens,
+        shortened: d.summaryShortened,
+        // Why a summary that matched is not in the view comes first: no room, or nothing left to replace.
+        note: (resolvedSummary && !d.summaryApplied
+          ? (d.notes.find((n) => n.startsWith('summary left out')) ?? summaryNote ?? 'summary not applied: everything it covers is in the kept tail, which is sent as it is')
+          : summaryNote),
       },
       droppedCounts: droppedCounts(d.dropped),
       get dropped() {

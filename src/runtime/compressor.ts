@@ -95,7 +95,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   const counter = o.counter ?? createTokenCounter({ model: o.model });
   const format = o.format ?? 'auto';
   /** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
-  const planning: ResolvedCompressOptions = {
+  const planning: { -readonly [K in keyof ResolvedCompressOptions]: ResolvedCompressOptions[K] } = {
     plan: { ...plan, compressionThresholdTokens: threshold },
     format,
     model: o.model,
@@ -105,6 +105,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   };
   const store = o.store ?? new MemoryStore();
   const summarizer = o.summarizer === undefined ? createExtractiveSummarizer() : o.summarizer;
+  // A stored summary too large for a view's room is shortened by its summarizer's own rule.
+  if (summarizer?.shorten) planning.shortenSummary = (text, maxTokens) => summarizer.shorten!(text, maxTokens);
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const failures: unknown[] = [];

@@ -20,7 +20,8 @@ export interface CompressWithSummaryOptions extends CompressOptions {
 export async function compressWithSummary<M>(messages: readonly M[], options: CompressWithSummaryOptions): Promise<CompressResult<M> & { coveredIds: readonly string[] }> {
   const { summarizer, signal, ...rest } = options ?? ({} as CompressWithSummaryOptions);
   if (typeof summarizer?.summarize !== 'function') throw new InputError('options.summarizer', 'must be a Summarizer (an object with summarize())');
-  const resolved = resolveCompressOptions(rest);
+  const checked = resolveCompressOptions(rest);
+  const resolved = summarizer.shorten ? { ...checked, shortenSummary: (text: string, maxTokens: number) => summarizer.shorten!(text, maxTokens) } : checked;
   const first = analyzeContext(messages, resolved);
   const range = first.report.summarize;
   if (!range || range.end <= range.start) return { messages: first.messages, report: first.report, coveredIds: resolved.summary?.coveredIds ?? [] };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import type { PlanOptions } from '../core/plan.js';
+import type { SummaryShortener } from '../core/summary-fit.js';
 import type { FormatName } from '../formats/lens.js';
 import { SUPPORTED_FORMATS } from '../formats/registry.js';
 import type { TokenCounter } from '../tokens/counter.js';
@@ -203,6 +204,8 @@ export interface ResolvedCompressOptions {
   readonly summary?: SummaryInput;
   readonly historyCache?: HistoryCache;
   readonly chatId?: string;
+  /** How a stored summary is shortened to the room a view has (the summarizer's own rule, when it has one). */
+  readonly shortenSummary?: SummaryShortener;
 }
 
 type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole'>;

@@ -91,5 +91,11 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
       checkpoint();
       return summary;
     },
+    shorten(summary: string, maxTokens: number): string {
+      // The same rule as the summary's own limit: the oldest items of each section go first.
+      const count = options.countTokens ?? defaultTextCounter();
+      if (maxTokens < MIN_SUMMARY_TOKENS) return '';
+      return renderWorkingMemory(trimWorkingMemory(parseWorkingMemory(summary), maxTokens, count));
+    },
   };
 }

@@ -25,4 +25,10 @@ export interface Summarizer {
    */
   readonly inputBudgetTokens: number;
   summarize(request: SummarizeRequest): Promise<string>;
+  /**
+   * Optional: shortens one of this summarizer's summaries to at most `maxTokens`, keeping what it
+   * holds most worth keeping (its newest facts, for the extractive one), deterministically. Used
+   * when a stored summary does not fit the room a view has; without it, the newest lines are kept.
+   */
+  shorten?(summary: string, maxTokens: number): string;
 }
