@@ -38,7 +38,8 @@ describe('token counting', () => {
     expect(diff).toBeGreaterThanOrEqual(exact('get_weather') + exact('{"city":"Paris"}'));
     expect(counter.message({ role: 'user', content: 'hello there' }, openaiChatLens)).toBe(exact('hello there') + MESSAGE_OVERHEAD_TOKENS + 1);
     const parts: OpenAIChatMessage = { role: 'user', content: [{ type: 'text', text: 'hello ' }, { type: 'image_url', image_url: { url: 'x' } }, { type: 'text', text: 'there' }] };
-    expect(counter.message(parts, openaiChatLens)).toBe(exact('hello there') + MESSAGE_OVERHEAD_TOKENS + 1);
+    // The image part is billed by the tile rule; a URL whose size cannot be read counts as 1024x1024 (765 tokens).
+    expect(counter.message(parts, openaiChatLens)).toBe(exact('hello there') + MESSAGE_OVERHEAD_TOKENS + 1 + 765);
   });
 
   test("a chat's repeated history is counted once: by position in its history cache, and by text for a re-parsed copy", () => {

@@ -81,6 +81,8 @@ export interface MessageLens<M = unknown> {
    * one per named result), without building the transcript. Must agree with it exactly.
    */
   billedTextTokens?(message: M, countText: (text: string) => number, callOverhead: number): number;
+  /** Tokens the provider bills for the message's non-text parts (images), by its published rule; 0 when none. */
+  mediaTokens?(message: M): number;
   /**
    * True when this message must travel with the one after it (Responses `reasoning` items are
    * glued to the item they precede): the grouping pass puts both in one group.

@@ -4,6 +4,8 @@ import { planView, type ResolvedSummary } from '../core/plan.js';
 import { repairWithLens, type RepairAction } from '../core/repair.js';
 import { droppedCounts, type DropReason } from '../core/report.js';
 import { keepNewestLines } from '../core/summary-fit.js';
+import { MAX_NESTING, nestedDeeperThan } from '../core/nesting.js';
+import { InputError } from '../errors.js';
 import type { FormatName, MessageLens } from '../formats/lens.js';
 import type { OpenAIChatMessage } from '../formats/openai-chat/types.js';
 import { selectLens } from '../formats/registry.js';
@@ -25,7 +27,12 @@ export interface CompressReport {
   readonly format: FormatName;
   readonly tokensBefore: number;
   readonly tokensAfter: number;
+  /** The window; the view (`tokensAfter`) stays within it less `reservedOutputTokens`. */
   readonly maxContextTokens?: number;
+  /** Tokens kept free for the reply. */
+  readonly reservedOutputTokens: number;
+  /** Tokens of the request's tool definitions and response format, included in the token figures. */
+  readonly requestExtraTokens: number;
   readonly compressionThresholdTokens?: number;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
@@ -105,6 +112,25 @@ function counterFor(options: ResolvedCompressOptions): TokenCounter {
   let c = defaultCounters.get(encoding);
   if (!c) defaultCounters.set(encoding, (c = createTokenCounter({ encoding })));
   return c;
+}
+
+/** Tokens added per tool definition beyond its JSON text (its framing in the prompt); an estimate that errs high. */
+const TOOL_OVERHEAD_TOKENS = 8;
+
+/**
+ * Tokens the request's tool definitions and response format add to the prompt. Providers do not
+ * publish the exact rendering; counting each definition's JSON text plus a few tokens errs high,
+ * which is the safe side for a budget.
+ */
+function requestExtraTokens(options: ResolvedCompressOptions, counter: TokenCounter): number {
+  let n = 0;
+  const json = (value: unknown, path: string) => {
+    if (nestedDeeperThan(value)) throw new InputError(path, `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep`);
+    return JSON.stringify(value) ?? '';
+  };
+  options.tools?.forEach((tool, i) => { n += counter.text(json(tool, `options.tools[${i}]`)) + TOOL_OVERHEAD_TOKENS; });
+  if (options.responseFormat !== undefined) n += counter.text(json(options.responseFormat, 'options.responseFormat'));
+  return n;
 }
 
 /**
@@ -214,8 +240,9 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     const snapshot = known && counts === known.counts ? known.messages : messages.slice();
     cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids });
   }
+  const extraTokens = requestExtraTokens(options, counter);
   const plan = planView({
-    messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead }, summary: resolvedSummary,
+    messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead + extraTokens }, summary: resolvedSummary,
     shortenSummary: options.shortenSummary ?? ((text, maxTokens) => keepNewestLines(text, maxTokens, counter.text)),
   });
   const d = plan.decisions;
@@ -249,7 +276,9 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       format: lens.format,
       tokensBefore: d.tokensBefore,
       tokensAfter: d.tokensAfter,
-      maxContextTokens: options.plan.maxContextTokens,
+      maxContextTokens: options.plan.maxContextTokens !== undefined ? options.plan.maxContextTokens + options.reserveOutputTokens : undefined,
+      reservedOutputTokens: options.reserveOutputTokens,
+      requestExtraTokens: extraTokens,
       compressionThresholdTokens: options.plan.compressionThresholdTokens,
       messagesBefore: d.messagesBefore,
       messagesAfter: d.messagesAfter,

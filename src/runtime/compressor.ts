@@ -34,6 +34,15 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
   historyCache?: HistoryCache;
 }
 
+/** Fields of a request that change what fits: the reply's reserve, tool definitions, a response schema. */
+export interface RequestExtras {
+  readonly max_tokens?: unknown;
+  readonly max_completion_tokens?: unknown;
+  readonly max_output_tokens?: unknown;
+  readonly tools?: unknown;
+  readonly response_format?: unknown;
+}
+
 /** The request shape `wrap` understands: anything with `messages` (other fields pass through). */
 export interface ChatRequest<M = unknown> extends ChatIdCarrier {
   readonly messages: M[];
@@ -64,8 +73,11 @@ export interface CompressorStats {
 export interface Compressor<Req extends ChatRequest = ChatRequest> {
   /** Wraps a chat handler: it receives the compressed view; its response is returned untouched. */
   wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>): (request: R) => Promise<Res>;
-  /** The view for this chat now, using its stored summary when it still matches. Never waits for a summarizer. */
-  compress<M>(chatId: string, messages: M[]): Promise<CompressResult<M>>;
+  /**
+   * The view for this chat now, using its stored summary when it still matches. Never waits for a
+   * summarizer. `request` (optional) brings the reply's `max_tokens` and the tools to account for.
+   */
+  compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M>>;
   /** Asks for a background summary of this history when it is over the threshold. Never waits for it. */
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
   /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
@@ -87,7 +99,7 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
  */
 export function createCompressor<Req extends ChatRequest = ChatRequest>(options: CompressorOptions<Req> = {}): Compressor<Req> {
   const o = checkCompressorOptions<CompressorOptions<Req>>(options);
-  const plan = planOptionsOf(o);
+  const plan = planOptionsOf({ ...o, reserveOutputTokens: undefined }); // the reply's reserve is taken per request
   const failMode = o.summaryFailMode ?? 'silent';
   const threshold = plan.compressionThresholdTokens
     ?? (plan.maxContextTokens !== undefined ? Math.floor(plan.maxContextTokens * 0.75) : undefined);
@@ -97,6 +109,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   /** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
   const planning: { -readonly [K in keyof ResolvedCompressOptions]: ResolvedCompressOptions[K] } = {
     plan: { ...plan, compressionThresholdTokens: threshold },
+    reserveOutputTokens: 0,
     format,
     model: o.model,
     counter,
@@ -150,7 +163,30 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     return defaultChatId(request);
   };
 
-  async function compress<M>(chatId: string, messages: M[]): Promise<CompressResult<M>> {
+  /**
+   * The plan options for one request: the reply's reserve (the option, else the request's
+   * `max_completion_tokens` / `max_tokens` / `max_output_tokens`) comes off the window, and the
+   * request's tools and response format are counted.
+   */
+  function forRequest(request: RequestExtras | undefined): ResolvedCompressOptions {
+    const asked = request?.max_completion_tokens ?? request?.max_tokens ?? request?.max_output_tokens;
+    const reserve = o.reserveOutputTokens ?? (typeof asked === 'number' && Number.isSafeInteger(asked) && asked > 0 ? asked : 0);
+    const window = plan.maxContextTokens;
+    if (window !== undefined && reserve >= window) {
+      throw new InputError(o.reserveOutputTokens !== undefined ? 'options.reserveOutputTokens' : 'request.max_tokens', `must be less than maxContextTokens (${window}), got ${reserve}: nothing would be left for the messages`);
+    }
+    const tools = Array.isArray(request?.tools) ? request.tools : undefined;
+    if (reserve === 0 && tools === undefined && request?.response_format === undefined) return planning;
+    return {
+      ...planning,
+      plan: { ...planning.plan, maxContextTokens: window !== undefined ? window - reserve : undefined },
+      reserveOutputTokens: reserve,
+      tools,
+      responseFormat: request?.response_format,
+    };
+  }
+
+  async function compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M>> {
     if (typeof chatId !== 'string' || chatId === '') throw new InputError('chatId', `must be a non-empty string, got ${JSON.stringify(chatId)}`);
     // A long history is counted in slices first, so its cold count never blocks other requests.
     await countInSlices(historyCache, chatId, messages, counter, format);
@@ -166,7 +202,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       emit('warning', { code: 'store-unavailable', chatId, error, message: `store.get failed: ${error instanceof Error ? error.message : String(error)}` });
     }
     const analysis = analyzeContext(messages, {
-      ...planning,
+      ...forRequest(request),
       chatId,
       summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
     });
@@ -192,7 +228,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       return async (request: R): Promise<Res> => {
         if (!request || !Array.isArray(request.messages)) throw new InputError('request.messages', 'must be an array of messages');
         const chatId = chatIdOf(request);
-        const { messages, report } = await compress(chatId, request.messages);
+        const { messages, report } = await compress(chatId, request.messages, request as RequestExtras);
         const response = await handler({ ...request, messages });
         // After the response: summarize in the background only when the history asks for it.
         if (report.summarize) schedule(chatId, request.messages);

@@ -58,6 +58,7 @@ const planningShape = {
     error: (issue) => `must be true, false or { minChars }, got ${describe(issue.input)}`,
   }).optional(),
   summaryRole: z.enum(['user', 'system'], { error: (issue) => `must be "user" or "system", got ${describe(issue.input)}` }).optional(),
+  reserveOutputTokens: integer(0),
 };
 
 const formatShape = {
@@ -79,6 +80,8 @@ const compressSchema = z.strictObject({
     }),
   }, { error: (issue) => `must be { text, coveredIds } or null, got ${describe(issue.input)}` }).nullable().optional(),
   historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
+  tools: z.array(z.unknown(), { error: (issue) => `must be the request's array of tool definitions, got ${describe(issue.input)}` }).optional(),
+  responseFormat: z.unknown().optional(),
   chatId: z.string({ error: (issue) => `must be a non-empty string, got ${describe(issue.input)}` })
     .min(1, { error: () => 'must be a non-empty string, got ""' }).optional(),
 });
@@ -172,6 +175,15 @@ export interface CompressOptions {
   toolOutputTrim?: ToolOutputTrim;
   /** Role of the summary message. Default `user` (accepted by every OpenAI-compatible backend). */
   summaryRole?: 'system' | 'user';
+  /**
+   * Tokens kept free for the reply (the request's `max_tokens` / `max_completion_tokens`): the
+   * view plus this stays within `maxContextTokens`. Default 0 (`wrap` takes it from the request).
+   */
+  reserveOutputTokens?: number;
+  /** The request's tool definitions: counted into the request, as the provider bills them (an estimate that errs high). */
+  tools?: readonly unknown[];
+  /** The request's `response_format` (a JSON schema): counted into the request. */
+  responseFormat?: unknown;
   /** Wire format of `messages`; `auto` (default) detects it. */
   format?: FormatName | 'auto';
   /** Model name: picks the tiktoken encoding. */
@@ -204,19 +216,27 @@ export interface ResolvedCompressOptions {
   readonly summary?: SummaryInput;
   readonly historyCache?: HistoryCache;
   readonly chatId?: string;
+  /** Tokens kept free for the reply; already taken off `plan.maxContextTokens` for planning. */
+  readonly reserveOutputTokens: number;
+  readonly tools?: readonly unknown[];
+  readonly responseFormat?: unknown;
   /** How a stored summary is shortened to the room a view has (the summarizer's own rule, when it has one). */
   readonly shortenSummary?: SummaryShortener;
 }
 
-type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole'>;
+type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole' | 'reserveOutputTokens'>;
 
 /** Planning options with defaults applied. */
 export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOverheadTokens'> {
   const trim = o.toolOutputTrim ?? false;
+  if (o.reserveOutputTokens !== undefined && o.maxContextTokens !== undefined && o.reserveOutputTokens >= o.maxContextTokens) {
+    throw new InputError('options.reserveOutputTokens', `must be less than maxContextTokens (${o.maxContextTokens}), got ${o.reserveOutputTokens}: nothing would be left for the messages`);
+  }
   return {
     keepFirst: o.keepFirst ?? DEFAULT_KEEP_FIRST,
     keepLast: o.keepLast ?? DEFAULT_KEEP_LAST,
-    maxContextTokens: o.maxContextTokens,
+    // The reply's reserve comes off the window: what is planned is what may be sent.
+    maxContextTokens: o.maxContextTokens !== undefined ? o.maxContextTokens - (o.reserveOutputTokens ?? 0) : undefined,
     compressionThresholdTokens: o.compressionThresholdTokens,
     collapseMinChars: trim === true ? DEFAULT_COLLAPSE_MIN_CHARS : trim ? (trim.minChars ?? DEFAULT_COLLAPSE_MIN_CHARS) : undefined,
     summaryRole: o.summaryRole ?? 'user',
@@ -238,6 +258,9 @@ export function resolveCompressOptions(options: unknown): ResolvedCompressOption
     summary: o.summary ?? undefined,
     historyCache: o.historyCache,
     chatId: o.chatId,
+    reserveOutputTokens: o.reserveOutputTokens ?? 0,
+    tools: o.tools,
+    responseFormat: o.responseFormat,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { CallRef, MessageKind, MessageLens, ResultRef, TranscriptEntry } from '../lens.js';
 import type { OpenAIChatMessage, OpenAIContentPart } from './types.js';
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
+import { imagePartTokens } from './image-tokens.js';
 
 const ROLES: readonly string[] = Object.freeze(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
@@ -128,6 +129,13 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
     if (m.function_call && typeof m.function_call === 'object') {
       n += callOverhead + countText(String(m.function_call.name ?? '')) + countText(argumentsText(m.function_call.arguments));
     }
+    return n;
+  },
+  mediaTokens(m) {
+    const content = m.content;
+    if (!Array.isArray(content)) return 0;
+    let n = 0;
+    for (const part of content) if (part && typeof part === 'object' && part.type === 'image_url') n += imagePartTokens(part as { readonly image_url?: unknown });
     return n;
   },
   gluedToNext: () => false,
