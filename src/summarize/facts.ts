@@ -13,7 +13,7 @@ export interface Fact {
 
 /**
  * Elements of one JSON array read for facts: a listing of fifty flights gives its first records,
- * a list of reservation ids most of its ids.
+ * a list of record ids most of its ids.
  */
 export const ARRAY_ITEMS_READ = { records: 5, values: 12 } as const;
 
@@ -24,12 +24,12 @@ const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}
 const UUID = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
 const ISO_DATE = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?!\d)/g;
 const AMOUNT = /(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CNY|JPY|dollars|euros)\b)/g;
-/** `sofia_kim_7287`, `gift_card_7480005`, `order-10231`: words joined by `_`/`-`, ending in digits. */
+/** `user_name_1234`, `card_7480005`, `order-10231`: words joined by `_`/`-`, ending in digits. */
 const JOINED_ID = /\b[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*[_-]\d{2,}\b/g;
-/** `HAT123`, `ABC-123`, `4BMN53`, `OI5L9G`: capitals mixed with digits. */
+/** `XY123`, `ABC-123`, `4BMN53`, `QX7P2K`: capitals mixed with digits. */
 const CODE = /\b(?:[A-Z]{2,}[-_]?\d[A-Z0-9]*|(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{4,}(?:-[A-Z0-9]+)*)\b/g;
-/** A code named as one in the text (`reservation AQLBTL`), even when it has no digit. */
-const NAMED_CODE = /\b(?:reservation|booking|confirmation|order|ticket|invoice|case|reference|ref|record|locator|pnr)(?:\s+(?:id|number|code|no\.?))?\s*(?:is|:|#|=)?\s*#?([A-Za-z0-9]{5,12})\b/gi;
+/** A code named as one in the text (`order QXPTKL`, `ticket #ABCDE`), even when it has no digit. */
+const NAMED_CODE = /\b(?:confirmation|order|ticket|invoice|case|reference|ref|record|locator|account|transaction)(?:\s+(?:id|number|code|no\.?))?\s*(?:is|:|#|=)?\s*#?([A-Za-z0-9]{5,12})\b/gi;
 const CARD_TAIL = /\b(?:ending in|ends in|ending with|last (?:4|four)(?: digits)?(?: (?:are|is))?:?)\s*(\d{4})\b/gi;
 /** A long number with the capitalised words naming it (`Gift Card 6276644`). */
 const LONG_NUMBER = /(?:\b\p{Lu}\p{L}*\s+){0,2}(?<![\d.,$€£¥-])\b\d{5,}\b(?![.,]\d)/gu;
@@ -144,7 +144,7 @@ function oneLine(text: string): string {
 }
 
 /**
- * Facts in a parsed JSON value, labelled with the field they came from (`reservation_id: OI5L9G`,
+ * Facts in a parsed JSON value, labelled with the field they came from (`order_id: QX7P2K`,
  * `certificate_8544743.amount: 250`, `passengers: Sofia Kim`). Keeps strings under id-like keys
  * or that look like identifiers, numbers under amount-like keys; never a secret's value. Reads
  * the first elements of each array (`ARRAY_ITEMS_READ`).

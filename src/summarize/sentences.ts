@@ -30,7 +30,7 @@ export function splitSentences(text: string): string[] {
 }
 
 function isGreeting(sentence: string): boolean {
-  // "Sure, it's sofia_kim_7287." or "Thanks, cancel it" carry content; only bare greetings go.
+  // "Sure, it's user_name_1234." or "Thanks, cancel it" carry content; only bare greetings go.
   return GREETING.test(sentence) && sentence.split(/\s+/).length <= 6 && !/\d/.test(sentence) && !/\b(?:but|please|can|could|need|want|cancel|change|book)\b/i.test(sentence);
 }
 
@@ -42,7 +42,7 @@ export function requestOf(text: string, maxChars = 2 * SENTENCE_MAX_CHARS): stri
 
 /**
  * What an assistant concluded: its last two prose sentences that are not pleasantries, preceded by
- * its first earlier sentence that reports an outcome ("Your reservation has been updated"),
+ * its first earlier sentence that reports an outcome ("Your order has been updated"),
  * which an answer often opens with.
  */
 export function conclusionOf(text: string): string {

@@ -20,7 +20,7 @@ function firstLine(text: string): string {
  * The error a tool result reports, as one short line, or undefined when it reports none. JSON
  * results count as errors only when they say so (`error`/`errors` field, `ok: false`, status
  * `error`/`failed`), so data that merely contains the word is not mistaken for a failure; plain
- * text counts when it opens like an error, or is one short line that uses error words ("Reservation
+ * text counts when it opens like an error, or is one short line that uses error words ("Record
  * not found"): a multi-line text that mentions an error is usually data (a log file read).
  */
 export function errorOf(content: string): string | undefined {

@@ -26,7 +26,7 @@ export type WorkingMemory = Record<SectionName, Map<string, string>>;
 /** First line of every extractive summary. */
 export const MEMORY_TITLE = 'Summary of earlier messages (working memory, oldest items first):';
 
-/** A labelled fact: `reservation_id: OI5L9G`, `Total Cost: $239`. */
+/** A labelled fact: `order_id: QX7P2K`, `Total Cost: $239`. */
 const FACT_LINE = /^([\p{L}\p{N}_][\p{L}\p{N}_ .#-]{0,59}): (.+)$/u;
 
 /** An empty working memory. */
@@ -38,7 +38,7 @@ export function emptyMemory(): WorkingMemory {
 
 /**
  * What makes two items "the same" for deduplication. A fact is its value when the value
- * identifies something on its own (`OI5L9G` from a result and from an answer are one fact);
+ * identifies something on its own (`QX7P2K` from a result and from an answer are one fact);
  * otherwise, and for every other section, the item's text with spacing and case folded.
  */
 export function itemKey(section: SectionName, item: string): string {
