@@ -206,7 +206,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   const chatId = options.chatId!;
   // A history that continues its chat's previous one reuses what was found for the shared
   // prefix: its counts, its groups, its ids, and the check of its messages' shape.
-  const recall = cache && Array.isArray(messages) ? cache.recall(chatId, messages) : NOTHING_SHARED;
+  const recall = options.recalled ?? (cache && Array.isArray(messages) ? cache.recall(chatId, messages) : NOTHING_SHARED);
   const format = options.format;
   const known = recall.history && (format === 'auto' || format === recall.history.format) ? recall.history : undefined;
   const shared = known ? recall.shared : 0;

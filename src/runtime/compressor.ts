@@ -186,10 +186,14 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     };
   }
 
-  async function compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M>> {
+  async function compress<M>(chatId: string, given: M[], request?: RequestExtras): Promise<CompressResult<M>> {
     if (typeof chatId !== 'string' || chatId === '') throw new InputError('chatId', `must be a non-empty string, got ${JSON.stringify(chatId)}`);
+    if (!Array.isArray(given)) throw new InputError('messages', `must be an array of messages, got ${given === null ? 'null' : typeof given}`);
+    // The request is planned on the history as it is now, even if the caller's array changes
+    // while the store answers; the view is still made of the caller's own message objects.
+    const messages = given.slice();
     // A long history is counted in slices first, so its cold count never blocks other requests.
-    await countInSlices(historyCache, chatId, messages, counter, format);
+    const recalled = await countInSlices(historyCache, chatId, messages, counter, format);
     let state: ChatState | undefined;
     let storeFailed = false;
     try {
@@ -204,6 +208,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     const analysis = analyzeContext(messages, {
       ...forRequest(request),
       chatId,
+      recalled,
       summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
     });
     const result = { messages: analysis.messages, report: analysis.report };

@@ -2,7 +2,7 @@ import { buildGroups } from '../core/groups.js';
 import type { MessageLens } from '../formats/lens.js';
 import { selectLens } from '../formats/registry.js';
 import type { TokenCounter } from '../tokens/counter.js';
-import type { HistoryCache } from './history-cache.js';
+import type { HistoryCache, Recall } from './history-cache.js';
 import { inSlices } from './slices.js';
 
 /** Below this many new messages a history is counted synchronously by the plan itself. */
@@ -12,19 +12,22 @@ const SLICE_FROM_MESSAGES = 512;
  * Counts the messages of a chat's history that its cache does not know yet, in event-loop
  * friendly slices, groups the history and remembers it in the cache, so the synchronous plan that
  * follows reuses all of it. Only the new messages are shape-checked here; a history the cache
- * already knows costs one comparison per message.
+ * already knows costs one comparison per message. Returns the recall for `messages` afterwards, so
+ * the plan that follows does not compare the history a second time.
  */
-export async function countInSlices(cache: HistoryCache, chatId: string, messages: readonly unknown[], counter: TokenCounter, format: string): Promise<void> {
+export async function countInSlices(cache: HistoryCache, chatId: string, messages: readonly unknown[], counter: TokenCounter, format: string): Promise<Recall> {
   const recall = cache.recall(chatId, messages);
   const known = recall.history && (format === 'auto' || format === recall.history.format) ? recall.history : undefined;
   const shared = known ? recall.shared : 0;
   const n = messages.length;
-  if (n - shared < SLICE_FROM_MESSAGES) return;
+  if (n - shared < SLICE_FROM_MESSAGES) return recall;
   const lens = selectLens(messages, (known?.format ?? format) as Parameters<typeof selectLens>[1], 'messages', shared) as MessageLens<unknown>;
   const counts = new Float64Array(n);
   if (known) counts.set(known.counts.subarray(0, shared));
   await inSlices(n - shared, (k) => { counts[shared + k] = counter.message(messages[shared + k], lens); });
   const grouping = buildGroups(messages, lens, known ? { grouping: known.grouping, shared } : undefined);
   const ids = known ? known.ids.slice(0, shared) : [];
-  cache.remember(chatId, { messages: messages.slice(), counts, grouping, format: lens.format, ids });
+  const history = { messages: messages.slice(), counts, grouping, format: lens.format, ids };
+  cache.remember(chatId, history);
+  return { history, shared: n };
 }

@@ -5,7 +5,7 @@ import type { SummaryShortener } from '../core/summary-fit.js';
 import type { FormatName } from '../formats/lens.js';
 import { SUPPORTED_FORMATS } from '../formats/registry.js';
 import type { TokenCounter } from '../tokens/counter.js';
-import type { HistoryCache } from './history-cache.js';
+import type { HistoryCache, Recall } from './history-cache.js';
 
 /**
  * Every option ctxfold takes is declared here, once, and checked at the boundary by one schema:
@@ -220,6 +220,8 @@ export interface ResolvedCompressOptions {
   readonly reserveOutputTokens: number;
   readonly tools?: readonly unknown[];
   readonly responseFormat?: unknown;
+  /** What the history cache already matched for these exact messages (the compressor's slice counting did). */
+  readonly recalled?: Recall;
   /** How a stored summary is shortened to the room a view has (the summarizer's own rule, when it has one). */
   readonly shortenSummary?: SummaryShortener;
 }

@@ -70,12 +70,13 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   // Counts and fingerprints of a long history are made in slices, so the synchronous plan below
   // is all cache hits and the job never holds the event loop for long.
   const cache = ctx.planning.historyCache!;
-  await countInSlices(cache, chatId, messages, ctx.planning.counter!, ctx.planning.format);
+  const recalled = await countInSlices(cache, chatId, messages, ctx.planning.counter!, ctx.planning.format);
   await inSlices(messages.length, (i) => cache.fingerprints.of(messages[i]));
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   const analysis = analyzeContext(messages, {
     ...ctx.planning,
     chatId,
+    recalled,
     summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
   });
   const { report, input, lens, counter, counts, idOf, grouping } = analysis;
@@ -126,6 +127,8 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     createdAt: state?.createdAt ?? now,
     updatedAt: now,
   };
+  // A job released at its time limit must not commit what it finishes later.
+  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   if (!(await ctx.store.commit(next, baseVersion))) {
     ctx.onStale?.({ chatId, expectedVersion: baseVersion });
     return;
