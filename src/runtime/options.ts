@@ -281,6 +281,3 @@ export interface CompressorFields<R> {
 export function checkCompressorOptions<T>(options: unknown): T {
   return parseWith(compressorSchema, Object.keys(compressorSchema.shape), options, 'options') as T;
 }
-
-/** The option names `compressContext` accepts, for help texts and compatibility helpers. */
-export const COMPRESS_OPTION_NAMES: readonly string[] = Object.keys(compressSchema.shape);
