@@ -134,7 +134,7 @@ describe('buildGroups: properties', () => {
       expectTiling(messages, g);
       for (const grp of g.groups) {
         if (grp.type === 'single') assert.equal(grp.end - grp.start, 1, `single group ${grp.index} spans ${grp.end - grp.start} messages`);
-        else assert.ok(openaiChatLens.calls(messages[grp.start]).length > 0, `turn ${grp.index} does not start with calls`);
+        else assert.ok(openaiChatLens.read(messages[grp.start]).calls.length > 0, `turn ${grp.index} does not start with calls`);
       }
     }), propertyParams());
   });

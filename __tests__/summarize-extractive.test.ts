@@ -24,7 +24,7 @@ function section(summary: string, name: string): string[] {
   return items;
 }
 
-function entries(messages: Parameters<typeof openaiChatLens.transcript>[0][]): TranscriptEntry[] {
+function entries(messages: Parameters<typeof openaiChatLens.read>[0][]): TranscriptEntry[] {
   return transcriptOf(messages, openaiChatLens);
 }
 

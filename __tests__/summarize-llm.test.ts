@@ -338,7 +338,7 @@ describe('fake LLM server', () => {
 corpusDescribe(describe)('LLM summarizer on a real conversation', () => {
   test('every tool call appears in the prompt with its name and arguments, every result with its content', async () => {
     const conversation = loadCorpus().find((c) => c.messages.filter((m) => m.role === 'tool').length >= 5)!;
-    const entries = conversation.messages.slice(1).map((m) => openaiChatLens.transcript(m));
+    const entries = conversation.messages.slice(1).map((m) => openaiChatLens.read(m));
     await summarizer().summarize({ messages: entries, signal: live() });
     const user = sent(0).messages[1].content;
     for (const m of conversation.messages) {

@@ -40,7 +40,7 @@ function inputTokens(call: Call): number {
 }
 
 function transcript(messages: number, seed: number): TranscriptEntry[] {
-  return generateConversation({ messages, seed }).map((m) => openaiChatLens.transcript(m));
+  return generateConversation({ messages, seed }).map((m) => openaiChatLens.read(m));
 }
 
 const BUDGET = 3000;

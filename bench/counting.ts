@@ -27,7 +27,7 @@ export interface CountingFigure {
 export function countingThroughput(history: readonly OpenAIChatMessage[]): CountingFigure {
   const texts: string[] = [];
   for (const m of history) {
-    const t = openaiChatLens.transcript(m);
+    const t = openaiChatLens.read(m);
     if (t.text) texts.push(t.text);
     for (const c of t.calls) texts.push(c.name, c.arguments);
     for (const r of t.results) texts.push(r.content);

@@ -59,7 +59,8 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
   let regular = true;
   let firstIrregular = Number.MAX_SAFE_INTEGER;
   let i = 0;
-  if (resume) {
+  // A format constraint can join groups across the resume point: those formats are grouped afresh.
+  if (resume && !lens.atomicJoins) {
     // A group is decided by its own messages and the one right after it: groups of the earlier
     // grouping that end (with that look-ahead) inside the shared prefix are exactly what a fresh
     // pass would find, so the pass resumes after them. Groups are ordered by end: binary search.
@@ -82,29 +83,40 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     pinned.set(resume.grouping.pinned.subarray(0, i));
   }
   // Calls and results are paired by the one structure scan; this pass only decides group edges.
+  const read = lens.read;
   const { turns } = scanStructure(messages, lens, i);
+  // The format's own atomic constraints (cut points its rules forbid), intersected with pairing.
+  const joins = lens.atomicJoins ? lens.atomicJoins(messages, read) : undefined;
+  const joined = (k: number) => joins !== undefined && k < n && joins[k] === 1;
   let t = 0;
   while (i < n) {
     const start = i;
-    // Messages glued to their successor (reasoning items) open the group of what follows them.
-    while (i + 1 < n && lens.gluedToNext(messages[i], messages[i + 1])) i++;
     let userText = false;
-    for (let k = start; k <= i; k++) if (lens.hasUserText(messages[k])) userText = true;
-    while (t < turns.length && turns[t].opener < i) t++;
-    const turn = t < turns.length && turns[t].opener === i ? turns[t++] : undefined;
-    let end = i + 1;
+    let type: Group['type'] = 'single';
     let complete = true;
-    if (turn) {
-      end = turn.answeredEnd;
-      for (let k = turn.openersEnd; k < end; k++) if (lens.hasUserText(messages[k])) userText = true;
-      complete = turn.complete;
-      // The follow-up that consumes the results belongs to the turn when it opens nothing itself.
-      if (complete && end < n && lens.kind(messages[end]) === 'assistant' && lens.calls(messages[end]).length === 0
-        && !(end + 1 < n && lens.gluedToNext(messages[end], messages[end + 1]))) {
-        end++;
+    let stray = false;
+    let end = i;
+    // A group grows while the next message is joined to it by a format constraint.
+    do {
+      i = end;
+      while (t < turns.length && turns[t].opener < i) t++;
+      const turn = t < turns.length && turns[t].opener === i ? turns[t++] : undefined;
+      if (read(messages[i]).hasUserText) userText = true;
+      end = i + 1;
+      if (turn) {
+        type = 'turn';
+        end = turn.answeredEnd;
+        for (let k = turn.openersEnd; k < end; k++) if (read(messages[k]).hasUserText) userText = true;
+        if (!turn.complete) complete = false;
+        // The follow-up that consumes the results belongs to the turn when it opens nothing itself.
+        if (turn.complete && end < n && read(messages[end]).kind === 'assistant' && read(messages[end]).calls.length === 0 && !joined(end + 1)) {
+          if (read(messages[end]).hasUserText) userText = true;
+          end++;
+        }
+      } else if (read(messages[i]).results.length > 0) {
+        stray = true; // answers no call of the turn before it
       }
-    }
-    const stray = !turn && lens.results(messages[i]).length > 0; // answers no call of the turn before it
+    } while (joined(end));
     if (!complete || stray) {
       regular = false;
       firstIrregular = Math.min(firstIrregular, groups.length);
@@ -113,8 +125,8 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
       index: groups.length,
       start,
       end,
-      type: turn ? 'turn' : 'single',
-      system: !turn && end - start === 1 && lens.kind(messages[i]) === 'system',
+      type,
+      system: type === 'single' && end - start === 1 && read(messages[start]).kind === 'system',
       userText,
       complete,
       stray,

@@ -2,7 +2,7 @@ import type { MessageLens } from '../formats/lens.js';
 import { headEnd, tailStart } from './boundary.js';
 import type { Grouping } from './groups.js';
 import { DROP, droppedRanges, type DroppedRange } from './report.js';
-import { collapsedPlaceholder, summaryMessageText } from './summary-frame.js';
+import { collapsedPlaceholder, omittedNoteText, summaryMessageText } from './summary-frame.js';
 import type { SummaryShortener } from './summary-fit.js';
 
 /** A tool result whose content was replaced by a placeholder (the call/result pair stays). */
@@ -89,6 +89,13 @@ export interface PlanInput<M> {
    * summary that does not fit is left out (and the report says so).
    */
   readonly shortenSummary?: SummaryShortener;
+}
+
+/** How many messages from `from` on were dropped or summarized. */
+function countDropped(reason: Uint8Array, from: number): number {
+  let k = 0;
+  for (let i = from; i < reason.length; i++) if (reason[i] !== DROP.kept) k++;
+  return k;
 }
 
 /** Tokens of what is never dropped: the head, pinned system messages, the kept tail, and the request overhead. */
@@ -182,17 +189,24 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   // What the view costs with the current summary and nothing trimmed: the threshold is checked
   // against this, so a chat is summarized again only once the unsummarized part has grown back.
   const untrimmed = total;
+  let leadNote: M | undefined;
+  let leadNoteAt = -1;
   const replaced = new Map<number, M>();
   const collapsed: CollapsedResult[] = [];
   if (max !== undefined && total > max && options.collapseMinChars !== undefined) {
     // Clear bulky results older than the tail first: the pair stays, so the view stays valid.
     for (let i = coveredEnd; i < tStart && total > max; i++) {
-      if (reason[i] !== DROP.kept || lens.kind(messages[i]) !== 'result') continue;
-      const results = lens.results(messages[i]);
+      if (reason[i] !== DROP.kept) continue;
+      const results = lens.read(messages[i]).results;
+      if (results.length === 0) continue;
       let chars = 0;
       for (const r of results) chars += r.content.length;
       if (chars < options.collapseMinChars) continue;
-      const cleared = lens.collapseResults(messages[i], collapsedPlaceholder(chars));
+      // Each bulky result is cleared in place; the user's own text beside results is kept.
+      let cleared = messages[i];
+      for (let slot = results.length - 1; slot >= 0; slot--) {
+        if (results[slot].content.length >= options.collapseMinChars / results.length) cleared = lens.collapseResult(cleared, slot, collapsedPlaceholder(results[slot].content.length));
+      }
       const after = count(cleared);
       if (after >= tokens[i]) continue;
       replaced.set(i, cleared);
@@ -207,7 +221,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     const collapsedTokens = new Map(collapsed.map((c) => [c.index, c.tokensAfter]));
     const { groupOf, pinned } = grouping;
     let i = coveredEnd;
-    while (i < protectedStart && total > max) {
+    const dropGroup = () => {
       const g = groupOf[i];
       let j = i;
       if (pinned[i]) {
@@ -219,6 +233,25 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
         }
       }
       i = j;
+    };
+    while (i < protectedStart && total > max) dropGroup();
+    // A format whose views must not go on with a model turn right after a cut gets a short note
+    // of what was left out before it (a user message), paid for like anything else in the view.
+    if (lens.leadsWithUser && !summaryMessage && i > coveredEnd) {
+      for (;;) {
+        let k = i;
+        while (k < n && (reason[k] !== DROP.kept || pinned[k])) k++;
+        if (k >= n || lens.read(messages[k]).kind === 'user') break;
+        const note = lens.summaryMessage(omittedNoteText(countDropped(reason, hEnd)), 'user');
+        const cost = count(note);
+        if (total + cost <= max || i >= protectedStart) {
+          leadNote = note;
+          leadNoteAt = k;
+          total += cost;
+          break;
+        }
+        dropGroup();
+      }
     }
   }
   const overBudget = max !== undefined && total > max;
@@ -227,6 +260,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   const out: M[] = [];
   let summaryPlaced = false;
   for (let i = 0; i < n; i++) {
+    if (i === leadNoteAt && leadNote !== undefined) out.push(leadNote);
     if (reason[i] !== DROP.kept) {
       if (summaryMessage && !summaryPlaced && reason[i] === DROP.summarized) {
         out.push(summaryMessage);

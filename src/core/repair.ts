@@ -46,13 +46,14 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     for (let i = from; i < to; i++) if (!ok(i)) return false;
     return true;
   };
+  const read = lens.read;
   const bystander = (i: number) => {
-    const m = messages[i];
-    return movedFrom.has(i) || (lens.calls(m).length === 0 && lens.results(m).length === 0 && (lens.kind(m) === 'assistant' || lens.kind(m) === 'system'));
+    const r = read(messages[i]);
+    return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system'));
   };
   const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
   for (const p of structure.results) {
-    if (lens.results(messages[p.index]).length !== 1) continue; // only whole single-result messages are re-keyed or moved
+    if (read(messages[p.index]).results.length !== 1) continue; // only whole single-result messages are re-keyed or moved
     if (p.pairing === 'stray') {
       const turn = structure.turns[p.turn];
       const k = onlyCallFor(p.result, turn.calls, open[p.turn], true);
@@ -74,7 +75,7 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     }
     // Right before its call, with only other results in between.
     const after = structure.turns.find((t) => t.opener > p.index);
-    if (!target && after && between(p.index + 1, after.opener, (i) => lens.results(messages[i]).length > 0 && lens.calls(messages[i]).length === 0)) {
+    if (!target && after && between(p.index + 1, after.opener, (i) => read(messages[i]).results.length > 0 && read(messages[i]).calls.length === 0)) {
       k = onlyCallFor(p.result, after.calls, open[after.ordinal], false);
       if (k >= 0) target = { turn: after, at: after.openersEnd };
     }
@@ -115,44 +116,73 @@ export function repairWithLens<M>(input: readonly M[], lens: MessageLens<M>): { 
   return { messages: rest.messages, actions: actions.sort((a, b) => a.index - b.index) };
 }
 
-/** Adds synthetic results for calls without one and removes orphan and duplicate results. */
+/**
+ * Adds synthetic results for calls without one and removes orphan and duplicate results: one
+ * result block at a time where a message carries several or also carries the user's text, the
+ * whole message where nothing else would be left.
+ */
 function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
-  const remove = new Set<number>();
+  const removeSlots = new Map<number, number[]>();
   const insertAfter = new Map<number, M[]>();
+  const replaced = new Map<number, M>();
   const actions: RepairAction[] = [];
+  const remove = (index: number, slot: number) => {
+    const list = removeSlots.get(index) ?? [];
+    list.push(slot);
+    removeSlots.set(index, list);
+  };
   for (const p of structure.results) {
     if (p.pairing === 'outside') {
-      remove.add(p.index);
+      remove(p.index, p.slot);
       actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id ?? p.result.name ?? ''} answers no preceding call` });
     } else if (p.pairing === 'stray') {
-      remove.add(p.index);
-      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id ?? ''} answers no call of messages[${structure.turns[p.turn].opener}]` });
+      remove(p.index, p.slot);
+      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id ?? p.result.name ?? ''} answers no call of messages[${structure.turns[p.turn].opener}]` });
     } else if (p.pairing === 'duplicate') {
       const turn = structure.turns[p.turn];
       const call = turn.calls[p.call];
-      remove.add(p.index);
+      remove(p.index, p.slot);
       actions.push({ action: 'removed-duplicate', index: p.index, id: call.id, detail: `second result for ${call.id ?? call.name}; the first one (messages[${turn.answers[p.call]!.index}]) is kept` });
     }
   }
+  const dropped = new Set<number>();
+  for (const [index, slots] of removeSlots) {
+    let m: M | undefined = messages[index];
+    // Highest slot first, so the slots still to remove keep their positions.
+    for (const slot of slots.sort((a, b) => b - a)) {
+      m = lens.removeResult(m, slot);
+      if (m === undefined) break;
+    }
+    if (m === undefined) dropped.add(index);
+    else replaced.set(index, m);
+  }
   for (const turn of structure.turns) {
-    const added: M[] = [];
-    turn.calls.forEach((call, k) => {
-      if (turn.answers[k] !== undefined) return;
-      added.push(lens.missingResult(call, MISSING_RESULT_TEXT));
+    const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined);
+    if (missing.length === 0) continue;
+    for (const call of missing) {
       actions.push({ action: 'added-result', index: turn.opener, id: call.id, detail: `call ${call.id ?? call.name} (${call.name}) had no result; a synthetic error result was added` });
-      const next = messages[turn.runEnd];
-      if (next !== undefined && lens.kind(next) === 'user') {
+    }
+    const next = messages[turn.runEnd];
+    const nextReading = next === undefined ? undefined : lens.read(next);
+    // Where the format wants every result of a turn in one message, they join the run's last
+    // message (or the user message right after the calls); otherwise they get messages of their own.
+    const host = turn.runEnd > turn.openersEnd ? turn.runEnd - 1 : nextReading?.kind === 'user' ? turn.runEnd : -1;
+    const hostMessage = host >= 0 && !dropped.has(host) ? (replaced.get(host) ?? messages[host]) : undefined;
+    const merged = hostMessage !== undefined && lens.addResults ? lens.addResults(hostMessage, missing, MISSING_RESULT_TEXT) : undefined;
+    if (merged !== undefined) replaced.set(host, merged);
+    else insertAfter.set(turn.runEnd - 1, lens.missingResults(missing, MISSING_RESULT_TEXT));
+    if (nextReading?.kind === 'user' && nextReading.results.length === 0) {
+      for (const call of missing) {
         actions.push({ action: 'reported', index: turn.runEnd, id: call.id, detail: `a user message follows unanswered call ${call.id ?? call.name}; if it carries the tool's result, send it as a tool result answering that call` });
       }
-    });
-    if (added.length > 0) insertAfter.set(turn.runEnd - 1, added);
+    }
   }
   // Nothing to fix: the input itself, not a copy (this runs on every request).
-  if (remove.size === 0 && insertAfter.size === 0) return { messages, actions };
+  if (dropped.size === 0 && replaced.size === 0 && insertAfter.size === 0) return { messages, actions };
   const out: M[] = [];
   messages.forEach((m, i) => {
-    if (!remove.has(i)) out.push(m);
+    if (!dropped.has(i)) out.push(replaced.get(i) ?? m);
     const extra = insertAfter.get(i);
     if (extra) out.push(...extra);
   });

@@ -69,12 +69,15 @@ export interface CallStructure {
 /**
  * The call of `calls` a result pairs with, and how: the first call with its id (or, for a
  * result without an id, the first call without one) that is still unanswered; failing that the
- * call it repeats (for an id, the first with it; without an id, the last id-less call).
+ * call it repeats (for an id, the first with it; without an id, the last id-less call). A result
+ * without an id but with a name pairs only with id-less calls of that name, in call order.
  */
-function pairResult(calls: readonly CallRef[], answered: Uint8Array, id: string | undefined): { call: number; pairing: Pairing } {
+function pairResult(calls: readonly CallRef[], answered: Uint8Array, id: string | undefined, name: string | undefined): { call: number; pairing: Pairing } {
   let repeat = -1;
   for (let k = 0; k < calls.length; k++) {
     if (calls[k].id !== id) continue;
+    // Without ids, pairing is by position among the calls of the same name (Gemini checks names).
+    if (id === undefined && name !== undefined && calls[k].name !== name) continue;
     if (!answered[k]) return { call: k, pairing: 'answer' };
     if (id !== undefined ? repeat < 0 : true) repeat = k;
   }
@@ -88,20 +91,27 @@ function pairResult(calls: readonly CallRef[], answered: Uint8Array, id: string 
 export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, from = 0, to = messages.length): CallStructure {
   const turns: CallTurn[] = [];
   const results: PlacedResult[] = [];
+  const read = lens.read;
   let i = from;
   while (i < to) {
-    const opened = lens.calls(messages[i]);
+    const opened = read(messages[i]).calls;
     if (opened.length === 0) {
-      lens.results(messages[i]).forEach((result, slot) => results.push({ index: i, slot, result, pairing: 'outside', turn: -1, call: -1 }));
+      read(messages[i]).results.forEach((result, slot) => results.push({ index: i, slot, result, pairing: 'outside', turn: -1, call: -1 }));
       i++;
       continue;
     }
     let calls: readonly CallRef[] = opened;
     let j = i + 1;
     if (lens.splitParallelCalls) {
-      while (j < to && lens.kind(messages[j]) === 'assistant' && lens.results(messages[j]).length === 0 && lens.calls(messages[j]).length > 0) {
-        calls = calls.concat(lens.calls(messages[j]));
-        j++;
+      // One model response split over items: the calls of every assistant item up to the last
+      // one that opens calls (reasoning or text items between parallel calls belong to it too).
+      for (let k = j; k < to; k++) {
+        const r = read(messages[k]);
+        if (r.kind !== 'assistant' || r.results.length > 0) break;
+        if (r.calls.length > 0) {
+          calls = calls.concat(r.calls);
+          j = k + 1;
+        }
       }
     }
     const ordinal = turns.length;
@@ -112,11 +122,11 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
     let unitOpen = true; // still inside the results that belong to the turn as a unit
     let k = j;
     for (; k < to; k++) {
-      const carried = lens.results(messages[k]);
-      if (carried.length === 0 || lens.calls(messages[k]).length > 0) break;
+      const carried = read(messages[k]).results;
+      if (carried.length === 0 || read(messages[k]).calls.length > 0) break;
       let fresh = 0;
       carried.forEach((result, slot) => {
-        const { call, pairing } = pairResult(calls, answered, result.id);
+        const { call, pairing } = pairResult(calls, answered, result.id, result.name);
         const placed: PlacedResult = { index: k, slot, result, pairing, turn: ordinal, call };
         if (pairing === 'answer') {
           answered[call] = 1;

@@ -12,3 +12,8 @@ export function summaryMessageText(summary: string, coveredMessages: number): st
 export function collapsedPlaceholder(chars: number): string {
   return `[tool result cleared to save context: ${chars} characters omitted]`;
 }
+
+/** The note put before a model turn a cut left first, where the format wants a user turn there. */
+export function omittedNoteText(droppedMessages: number): string {
+  return `[${droppedMessages} earlier messages of this conversation were left out to fit the context window]`;
+}

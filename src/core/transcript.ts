@@ -25,6 +25,6 @@ export function withCallNames(entries: TranscriptEntry[], structure: CallStructu
  */
 export function transcriptOf<M>(messages: readonly M[], lens: MessageLens<M>, start = 0, end = messages.length): TranscriptEntry[] {
   const entries: TranscriptEntry[] = [];
-  for (let i = start; i < end; i++) entries.push(lens.transcript(messages[i]));
+  for (let i = start; i < end; i++) entries.push(lens.read(messages[i]));
   return withCallNames(entries, scanStructure(messages, lens, start, end), start);
 }

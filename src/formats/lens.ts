@@ -45,6 +45,13 @@ export interface ResultRef {
   readonly content: string;
 }
 
+/** A call the provider runs itself and answers inside the same message (Anthropic server tools, Responses `web_search_call`). */
+export interface InPlaceCall {
+  readonly call: CallRef;
+  /** The result as the model sees it (empty when the provider keeps it server-side). */
+  readonly result: ResultRef;
+}
+
 /**
  * A format-neutral reading of a message, for summarizers and token counters. Built by a lens;
  * the message itself is never changed.
@@ -58,48 +65,87 @@ export interface TranscriptEntry {
 }
 
 /**
- * Reads messages of one wire format. Every method is pure and must not mutate its argument.
- * Formats whose rules differ set the flags below instead of re-implementing the grouping pass.
+ * Everything the core needs from one message, read in one pass. A lens's `read` is pure; callers
+ * that read a message more than once wrap the lens with `memoizedLens` so each object is read once.
+ */
+export interface Reading extends TranscriptEntry {
+  /** What the message is to the grouping pass. */
+  readonly kind: MessageKind;
+  /** True when the message carries text a human typed (not only tool results). */
+  readonly hasUserText: boolean;
+  /** The message's own id where the format has one (Responses items, AI SDK ids). */
+  readonly ownId?: string;
+  /** Calls answered inside this message; they take no part in pairing (nothing can split them). */
+  readonly inPlace: readonly InPlaceCall[];
+}
+
+/**
+ * Where a format keeps its message list and its instructions in a request body: the CLI and the
+ * request-level helpers read and write bodies through it, so the output keeps the caller's shape.
+ */
+export interface RequestShape {
+  /** The field holding the message list (`messages`, `contents`, `input`). */
+  readonly messagesField: string;
+  /** Top-level instructions outside the list (`system`, `systemInstruction`, `instructions`), if the format has them. */
+  readonly systemField?: string;
+}
+
+/**
+ * Reads messages of one wire format. Every method is pure and must not mutate its argument;
+ * methods that change a message return a copy. Formats whose rules differ set the flags and
+ * optional constraints below instead of re-implementing the grouping pass.
  */
 export interface MessageLens<M = unknown> {
   readonly format: FormatName;
-  /** What the message is to the grouping pass. */
-  kind(message: M): MessageKind;
-  /** Calls this message opens, in order. Empty when it opens none. */
-  calls(message: M): readonly CallRef[];
-  /** Results this message carries, in order. Empty when it carries none. */
-  results(message: M): readonly ResultRef[];
-  /** True when the message carries text a human typed (not only tool results). */
-  hasUserText(message: M): boolean;
-  /** The message's own id where the format has one (Responses items, AI SDK ids, Anthropic ids). */
-  ownId(message: M): string | undefined;
-  /** A format-neutral reading for summarizers and counters. */
-  transcript(message: M): TranscriptEntry;
+  /** Where the format's request body keeps messages and instructions. */
+  readonly request: RequestShape;
+  /** Everything the core needs from one message. Pure: the same message reads the same. */
+  read(message: M): Reading;
   /**
-   * Optional fast path for token counters: the same sum a counter makes from `transcript` (each
+   * Optional fast path for token counters: the same sum a counter makes from `read` (each
    * text, call name, arguments and result through `countText`, plus `callOverhead` per call and
-   * one per named result), without building the transcript. Must agree with it exactly.
+   * one per named result, in-place calls included), without building the reading. Must agree with it exactly.
    */
   billedTextTokens?(message: M, countText: (text: string) => number, callOverhead: number): number;
   /** Tokens the provider bills for the message's non-text parts (images), by its published rule; 0 when none. */
   mediaTokens?(message: M): number;
   /**
-   * True when this message must travel with the one after it (Responses `reasoning` items are
-   * glued to the item they precede): the grouping pass puts both in one group.
+   * Atomic constraints of the format beyond call/result pairing (the cut points its own rules
+   * forbid): `joins[i] = 1` means no cut may fall between messages[i-1] and messages[i]
+   * (Responses: a `reasoning` item and the item it precedes; Anthropic with thinking: an assistant
+   * step of an unfinished tool loop and the thinking-led turn that started it). Undefined or all
+   * zero when the format has none. Read once per history, intersected with the pairing groups.
    */
-  gluedToNext(message: M, next: M): boolean;
+  atomicJoins?(messages: readonly M[], read: (message: M) => Reading): Uint8Array | undefined;
   /**
    * True when consecutive assistant messages that each open calls form one parallel turn
    * (Qwen-Agent, Responses items). False where that is invalid (OpenAI Chat).
    */
   readonly splitParallelCalls: boolean;
-  /** Builds the message that carries a summary of dropped history, in this format. */
+  /**
+   * True when a view must not go on with a model turn right after a cut (Gemini: a function call
+   * turn must follow a user turn; Bedrock: the first message is a user message): when a cut
+   * leaves a model turn first and no summary stands before it, the planner puts a short note of
+   * what was left out, built with `summaryMessage(..., 'user')`, before it.
+   */
+  readonly leadsWithUser?: boolean;
+  /**
+   * Builds the message that carries a summary of dropped history, in this format. Formats with no
+   * `system` role in the list (Anthropic, Gemini) build a user message whatever `role` asks.
+   */
   summaryMessage(text: string, role: 'system' | 'user'): M;
   /**
-   * A message, in this format's shape, that answers `call` with `text` (an error result, added by
-   * repair for a call whose result is missing). It must pair with `call` under this lens.
+   * Messages, in this format's shape, that answer `calls` (all of one turn) with `text`: the error
+   * results repair adds for calls whose result is missing. They must pair with `calls` under this lens.
    */
-  missingResult(call: CallRef, text: string): M;
+  missingResults(calls: readonly CallRef[], text: string): M[];
+  /**
+   * A copy of `message` (the result message right after a call turn, or the user message that
+   * follows it) with error results for `calls` added where the format wants them (Anthropic:
+   * `tool_result` blocks first, in the one user message). Undefined when the format wants a
+   * message of its own (`missingResults` is used then).
+   */
+  addResults?(message: M, calls: readonly CallRef[], text: string): M | undefined;
   /**
    * A copy of `message` whose result at `slot` answers `call` in this format's shape (a `tool`
    * message with the call's id, for a result that had none, a malformed one, or the legacy
@@ -107,14 +153,40 @@ export interface MessageLens<M = unknown> {
    */
   rekeyResult(message: M, slot: number, call: CallRef): M;
   /**
-   * Returns a copy of a result-carrying message whose result content is replaced by
+   * A copy of a result-carrying message whose result at `slot` has its content replaced by
    * `placeholder`, keeping ids and shape so the call/result pair stays valid.
    */
-  collapseResults(message: M, placeholder: string): M;
+  collapseResult(message: M, slot: number, placeholder: string): M;
+  /**
+   * A copy of `message` without its result at `slot` (an orphan or duplicate), keeping the rest
+   * (the user's text, other results); undefined when nothing would be left, so the message goes.
+   */
+  removeResult(message: M, slot: number): M | undefined;
   /**
    * Why `value` is not a message of this format, as a field (relative to the message, e.g.
    * `.role`) and the rule it breaks; undefined when it is one. Used for auto-detection and for
    * input errors that name the field.
    */
   problem(value: unknown): { readonly field: string; readonly rule: string } | undefined;
+}
+
+/**
+ * The lens with `read` memoized per message object (a WeakMap owned by the returned lens), so the
+ * grouping pass, the structure scan, repair and counting read each message once however often they
+ * ask. Messages are the caller's objects and are never changed, so a reading never goes stale
+ * unless the caller mutates a message in place (a fresh memoized lens per request is then safe).
+ */
+export function memoizedLens<M>(lens: MessageLens<M>): MessageLens<M> {
+  if ((lens as { readonly memoized?: boolean }).memoized) return lens;
+  const seen = new WeakMap<object, Reading>();
+  const read = (m: M): Reading => {
+    if (typeof m !== 'object' || m === null) return lens.read(m);
+    let r = seen.get(m as object);
+    if (r === undefined) {
+      r = lens.read(m);
+      seen.set(m as object, r);
+    }
+    return r;
+  };
+  return Object.assign(Object.create(lens) as MessageLens<M>, { read, memoized: true });
 }

@@ -1,5 +1,5 @@
 import { InputError } from '../errors.js';
-import type { FormatName, MessageLens } from './lens.js';
+import { memoizedLens, type FormatName, type MessageLens } from './lens.js';
 import { evidenceIn, type Evidence } from './evidence.js';
 import { openaiChatLens } from './openai-chat/lens.js';
 
@@ -31,7 +31,8 @@ const listed = (evidence: readonly Evidence[]) => evidence.slice(0, 2).map((e) =
  * what was seen, so nothing is ever read, repaired or dropped on a guess. A history with no tool
  * traffic at all (plain role/content messages) has nothing to pair and is read as OpenAI Chat.
  * Every message from `from` on is then checked against the lens (`from`: messages already read
- * with it, for a remembered history).
+ * with it, for a remembered history). The lens returned reads each message object once (a fresh
+ * memo per call, so one request never sees readings of objects a caller changed since).
  */
 export function selectLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): MessageLens<any> {
   if (!Array.isArray(messages)) throw new InputError(path, `must be an array of messages, got ${messages === null ? 'null' : typeof messages}`);
@@ -56,5 +57,5 @@ export function selectLens(messages: unknown, format: FormatName | 'auto' = 'aut
     const p = lens.problem(messages[i]);
     if (p) throw new InputError(`${path}[${i}]${p.field}`, p.rule);
   }
-  return lens;
+  return memoizedLens(lens);
 }

@@ -47,7 +47,7 @@ export class Fingerprints {
    */
   idAt<M>(messages: readonly M[], lens: MessageLens<M>, position: number): string {
     const m = messages[position];
-    return messageId(lens.ownId(m), () => this.of(m), position);
+    return messageId(lens.read(m).ownId, () => this.of(m), position);
   }
 
   /** Ids of messages[start, end). */

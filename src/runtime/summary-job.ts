@@ -94,7 +94,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const first = grouping.groupOf[start];
   await inSlices(grouping.groupOf[end - 1] - first + 1, (k) => {
     const g = grouping.groups[first + k];
-    for (let i = g.start; i < g.end; i++) entries[i - start] = lens.transcript(input[i]);
+    for (let i = g.start; i < g.end; i++) entries[i - start] = lens.read(input[i]);
     if (g.type === 'turn') withCallNames(entries, scanStructure(input, lens, g.start, g.end), start);
   });
   const { summary, calls } = await summarizeRolling(ctx.summarizer, {

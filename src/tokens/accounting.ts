@@ -14,9 +14,10 @@ export const REQUEST_OVERHEAD_TOKENS = 3;
 export function messageTokens<M>(m: M, lens: MessageLens<M>, text: TextCounter): number {
   const media = lens.mediaTokens ? lens.mediaTokens(m) : 0;
   if (lens.billedTextTokens) return MESSAGE_OVERHEAD_TOKENS + 1 + media + lens.billedTextTokens(m, text, CALL_OVERHEAD_TOKENS);
-  const t = lens.transcript(m);
+  const t = lens.read(m);
   let n = MESSAGE_OVERHEAD_TOKENS + 1 + media + text(t.text);
   for (const c of t.calls) n += CALL_OVERHEAD_TOKENS + text(c.name) + text(c.arguments);
   for (const r of t.results) n += text(r.content) + (r.name ? 1 : 0);
+  for (const { call, result } of t.inPlace) n += CALL_OVERHEAD_TOKENS + text(call.name) + text(call.arguments) + text(result.content);
   return n;
 }

@@ -1,4 +1,4 @@
-import type { CallRef, MessageKind, MessageLens, ResultRef, TranscriptEntry } from '../lens.js';
+import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
 import type { OpenAIChatMessage, OpenAIContentPart } from './types.js';
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { imagePartTokens } from './image-tokens.js';
@@ -88,15 +88,20 @@ function kindOf(m: OpenAIChatMessage): MessageKind {
   }
 }
 
-function transcriptOf(m: OpenAIChatMessage): TranscriptEntry {
+const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
+
+function readMessage(m: OpenAIChatMessage): Reading {
   const kind = kindOf(m);
   const role = kind === 'result' ? 'tool' : kind === 'other' ? 'other' : kind;
-  const results = readResults(m);
   return {
+    kind,
     role,
     text: kind === 'result' ? '' : contentText(m.content),
     calls: readCalls(m),
-    results,
+    results: readResults(m),
+    hasUserText: m.role === 'user',
+    ownId: typeof m.id === 'string' ? m.id : undefined,
+    inPlace: NO_IN_PLACE,
   };
 }
 
@@ -107,12 +112,8 @@ function transcriptOf(m: OpenAIChatMessage): TranscriptEntry {
  */
 export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   format: 'openai',
-  kind: kindOf,
-  calls: readCalls,
-  results: readResults,
-  hasUserText: (m) => m.role === 'user',
-  ownId: (m) => (typeof m.id === 'string' ? m.id : undefined),
-  transcript: transcriptOf,
+  request: { messagesField: 'messages' },
+  read: readMessage,
   billedTextTokens(m, countText, callOverhead) {
     const role = m.role;
     if (role === 'tool') return countText(contentText(m.content));
@@ -138,7 +139,6 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
     for (const part of content) if (part && typeof part === 'object' && part.type === 'image_url') n += imagePartTokens(part as { readonly image_url?: unknown });
     return n;
   },
-  gluedToNext: () => false,
   splitParallelCalls: false,
   summaryMessage: (text, role) => ({ role, content: text }),
   rekeyResult(m, _slot, call) {
@@ -147,8 +147,10 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
     const { name: _name, ...rest } = m; // a legacy function result becomes the tool message of its call
     return { ...rest, role: 'tool', tool_call_id: call.id };
   },
-  missingResult: (call, text) => (call.id !== undefined ? { role: 'tool', tool_call_id: call.id, content: text } : { role: 'function', name: call.name, content: text }),
-  collapseResults: (m, placeholder) => ({ ...m, content: placeholder }),
+  missingResults: (calls, text) => calls.map((call) => (call.id !== undefined ? { role: 'tool', tool_call_id: call.id, content: text } : { role: 'function', name: call.name, content: text })),
+  // An OpenAI result message carries one result: clearing or removing it is the whole message.
+  collapseResult: (m, _slot, placeholder) => ({ ...m, content: placeholder }),
+  removeResult: () => undefined,
   problem(value: unknown) {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
     if (nestedDeeperThan(value)) return { field: '', rule: `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep` };
