@@ -20,3 +20,13 @@ export function propertyParams(): { seed: number; numRuns: number } {
   const fromEnv = Number(process.env.CTXFOLD_PROPERTY_SEED);
   return { seed: Number.isInteger(fromEnv) && process.env.CTXFOLD_PROPERTY_SEED !== '' ? fromEnv : PROPERTY_SEED, numRuns: propertyRuns() };
 }
+
+/**
+ * fast-check parameters for the per-format properties: 1000 runs under CI (the issue's floor),
+ * 200 locally, `CTXFOLD_PROPERTY_RUNS` when set; the same fixed seed as every property.
+ */
+export function formatPropertyParams(): { seed: number; numRuns: number } {
+  const base = propertyParams();
+  if (process.env.CTXFOLD_PROPERTY_RUNS) return base;
+  return { ...base, numRuns: process.env.CI ? 1000 : 200 };
+}

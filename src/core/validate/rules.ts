@@ -1,8 +1,14 @@
 import type { MessageLens } from '../../formats/lens.js';
 import type { CallStructure } from '../structure.js';
 
-/** Names of the rules a history can break (I1–I12 in the provider notes map onto these). */
-export type RuleId =
+/**
+ * Names of the rules a history can break (I1–I12 in the provider notes map onto these). The
+ * shared ones are listed; a format's own rules use kebab-case names of their own.
+ */
+export type RuleId = KnownRuleId | (string & {});
+
+/** The rule names shared by several profiles. */
+export type KnownRuleId =
   | 'call-unanswered'
   | 'result-orphan'
   | 'result-duplicate'
