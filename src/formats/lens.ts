@@ -153,6 +153,13 @@ export interface MessageLens<M = unknown> {
    */
   rekeyResult(message: M, slot: number, call: CallRef): M;
   /**
+   * A copy of `message` whose call at `slot` (among `read(message).calls`) has the id `id`, in
+   * this format's shape. Used with `rekeyResult` to make ids unique across a request or fit a
+   * provider's id pattern, consistently in a call and its results. Formats without call ids
+   * (Hermes text) return the message unchanged.
+   */
+  rekeyCall(message: M, slot: number, id: string): M;
+  /**
    * A copy of a result-carrying message whose result at `slot` has its content replaced by
    * `placeholder`, keeping ids and shape so the call/result pair stays valid.
    */

@@ -147,6 +147,11 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
     const { name: _name, ...rest } = m; // a legacy function result becomes the tool message of its call
     return { ...rest, role: 'tool', tool_call_id: call.id };
   },
+  rekeyCall(m, slot, id) {
+    // Calls are read tool_calls first, then a legacy function_call (which has no id to change).
+    if (!Array.isArray(m.tool_calls) || slot >= m.tool_calls.length) return m;
+    return { ...m, tool_calls: m.tool_calls.map((c, k) => (k === slot ? { ...c, id } : c)) };
+  },
   missingResults: (calls, text) => calls.map((call) => (call.id !== undefined ? { role: 'tool', tool_call_id: call.id, content: text } : { role: 'function', name: call.name, content: text })),
   // An OpenAI result message carries one result: clearing or removing it is the whole message.
   collapseResult: (m, _slot, placeholder) => ({ ...m, content: placeholder }),
