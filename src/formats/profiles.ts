@@ -2,7 +2,8 @@ import { InputError } from '../errors.js';
 import { repairWithLens, type RepairAction } from '../core/repair.js';
 import type { Violation } from '../core/validate/rules.js';
 import { checkProfile, type Profile } from '../core/validate/validate.js';
-import type { FormatName } from './lens.js';
+import type { FormatName, MessageLens } from './lens.js';
+import { remapCallIds } from '../core/remap-ids.js';
 import { openaiProfile } from './openai-chat/profile.js';
 import { selectLens } from './registry.js';
 
@@ -35,10 +36,21 @@ export function validateMessages<M>(messages: readonly M[], profile?: ProfileNam
 
 /**
  * Fixes a broken incoming history (missing result -> synthetic error result in the format's
- * shape; orphan or duplicate result -> removed) and says what it did. Untouched messages are
- * the caller's own objects, in order; a history with nothing to fix comes back as the same array.
+ * shape; orphan or duplicate result -> removed) and says what it did. With `provider`, call ids
+ * are also made to fit that provider's rules (unique across the request, its id pattern), the same
+ * in each call and its results. Untouched messages are the caller's own objects, in order; a
+ * history with nothing to fix comes back as the same array. Repair runs only on a format that was
+ * named or detected by evidence: it never deletes anything on a guess.
  */
-export function repairHistory<M>(messages: readonly M[], options: { readonly format?: FormatName | 'auto' } = {}): { messages: readonly M[]; actions: RepairAction[] } {
-  const lens = selectLens(messages, options.format ?? 'auto');
-  return repairWithLens(messages, lens);
+export function repairHistory<M>(messages: readonly M[], options: { readonly format?: FormatName | 'auto'; readonly provider?: ProfileName | Profile<M> } = {}): { messages: readonly M[]; actions: RepairAction[] } {
+  const profile = options.provider === undefined ? undefined : (profileFor(options.provider, 'options.provider') as Profile<M>);
+  const lens = selectLens(messages, options.format ?? profile?.lens.format ?? 'auto') as MessageLens<M>;
+  if (profile && profile.lens.format !== lens.format) {
+    throw new InputError('options.provider', `${profile.name} reads ${profile.lens.format} messages, but the messages are ${lens.format}`);
+  }
+  const fixed = repairWithLens(messages, lens);
+  if (!profile?.ids) return fixed;
+  const renamed = remapCallIds(fixed.messages, lens, profile.ids);
+  if (renamed.actions.length === 0) return fixed;
+  return { messages: renamed.messages, actions: [...fixed.actions, ...renamed.actions] };
 }

@@ -2,6 +2,9 @@ import { alignCut, headEnd } from '../core/boundary.js';
 import { buildGroups, type Grouping } from '../core/groups.js';
 import { planView, type ResolvedSummary } from '../core/plan.js';
 import { repairWithLens, type RepairAction } from '../core/repair.js';
+import { remapCallIds } from '../core/remap-ids.js';
+import { checkProfile, type Profile } from '../core/validate/validate.js';
+import type { Violation } from '../core/validate/rules.js';
 import { droppedCounts, type DropReason } from '../core/report.js';
 import { keepNewestLines } from '../core/summary-fit.js';
 import { MAX_NESTING, nestedDeeperThan } from '../core/nesting.js';
@@ -10,6 +13,7 @@ import type { FormatName, MessageLens } from '../formats/lens.js';
 import type { OpenAIChatMessage } from '../formats/openai-chat/types.js';
 import { selectLens } from '../formats/registry.js';
 import { createTokenCounter, type TokenCounter } from '../tokens/counter.js';
+import { MESSAGE_OVERHEAD_TOKENS } from '../tokens/accounting.js';
 import { encodingForModel } from '../tokens/tiktoken.js';
 import { Fingerprints } from './fingerprints.js';
 import type { Recall } from './history-cache.js';
@@ -59,6 +63,8 @@ export interface CompressReport {
   readonly dropped: readonly DroppedMessage[];
   readonly collapsed: readonly { readonly index: number; readonly id: string; readonly tokensBefore: number; readonly tokensAfter: number }[];
   readonly repaired: readonly RepairAction[];
+  /** With `provider`: every rule of its profile the view breaks (empty when it accepts the view). */
+  readonly violations?: readonly Violation[];
   readonly overBudget: boolean;
   /** When over the threshold: the messages a summarizer should fold in next, by index and id. */
   readonly summarize?: { readonly start: number; readonly end: number; readonly ids: readonly string[] };
@@ -114,6 +120,18 @@ function counterFor(options: ResolvedCompressOptions): TokenCounter {
   return c;
 }
 
+/** The `text` strings of a block structure (Anthropic system blocks, Gemini `{ parts: [{ text }] }`), in order. */
+function textLeaves(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) textLeaves(v, out);
+  else if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    if (typeof o.text === 'string') out.push(o.text);
+    else for (const v of Object.values(o)) if (typeof v === 'object') textLeaves(v, out);
+  }
+  return out;
+}
+
 /** Tokens added per tool definition beyond its JSON text (its framing in the prompt); an estimate that errs high. */
 const TOOL_OVERHEAD_TOKENS = 8;
 
@@ -130,6 +148,13 @@ function requestExtraTokens(options: ResolvedCompressOptions, counter: TokenCoun
   };
   options.tools?.forEach((tool, i) => { n += counter.text(json(tool, `options.tools[${i}]`)) + TOOL_OVERHEAD_TOKENS; });
   if (options.responseFormat !== undefined) n += counter.text(json(options.responseFormat, 'options.responseFormat'));
+  // Instructions outside the list are billed as their text (a string, or the text leaves of blocks).
+  const instructions = options.instructions;
+  if (typeof instructions === 'string') n += counter.text(instructions) + MESSAGE_OVERHEAD_TOKENS;
+  else if (instructions !== undefined && instructions !== null) {
+    json(instructions, 'options.instructions');
+    n += counter.text(textLeaves(instructions).join('\n')) + MESSAGE_OVERHEAD_TOKENS;
+  }
   return n;
 }
 
@@ -223,6 +248,16 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       grouping = buildGroups(input, lens);
     }
   }
+  // A provider with rules for ids (unique across the request, a pattern) gets ids that fit them.
+  const idPolicy = options.provider?.ids;
+  if (idPolicy && options.repair) {
+    const r = remapCallIds(input, lens, idPolicy);
+    if (r.actions.length > 0) {
+      input = r.messages;
+      repaired = [...repaired, ...r.actions];
+      grouping = buildGroups(input, lens);
+    }
+  }
   const fingerprints = cache?.fingerprints ?? new Fingerprints();
   // Ids (a fingerprint each) of the shared prefix carry over from the history this one continues.
   const ids = input === messages ? carriedIds(known, shared) : [];
@@ -305,6 +340,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       },
       collapsed: d.collapsed.map((c) => ({ ...c, id: idOf(c.index) })),
       repaired,
+      violations: options.provider ? checkProfile(plan.messages, options.provider as Profile<M>) : undefined,
       overBudget: d.overBudget,
       summarize,
       notes,

@@ -4,6 +4,8 @@ import type { PlanOptions } from '../core/plan.js';
 import type { SummaryShortener } from '../core/summary-fit.js';
 import type { FormatName } from '../formats/lens.js';
 import { SUPPORTED_FORMATS } from '../formats/registry.js';
+import { profileFor } from '../formats/profiles.js';
+import type { Profile } from '../core/validate/validate.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { HistoryCache, Recall } from './history-cache.js';
 
@@ -82,6 +84,8 @@ const compressSchema = z.strictObject({
   historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
   tools: z.array(z.unknown(), { error: (issue) => `must be the request's array of tool definitions, got ${describe(issue.input)}` }).optional(),
   responseFormat: z.unknown().optional(),
+  instructions: z.unknown().optional(),
+  provider: z.string({ error: (issue) => `must be a provider profile name, got ${describe(issue.input)}` }).optional(),
   chatId: z.string({ error: (issue) => `must be a non-empty string, got ${describe(issue.input)}` })
     .min(1, { error: () => 'must be a non-empty string, got ""' }).optional(),
 });
@@ -184,7 +188,18 @@ export interface CompressOptions {
   tools?: readonly unknown[];
   /** The request's `response_format` (a JSON schema): counted into the request. */
   responseFormat?: unknown;
-  /** Wire format of `messages`; `auto` (default) detects it. */
+  /**
+   * Instructions the request carries outside the message list (Anthropic `system`, Gemini
+   * `systemInstruction`, Responses `instructions`): counted into the request, never dropped.
+   */
+  instructions?: unknown;
+  /**
+   * The provider the view goes to (`openai`, `anthropic`, `bedrock`, `gemini`, `mistral`, ...):
+   * repair also makes call ids fit its rules (unique across the request, its id pattern), and the
+   * report lists any rule of its profile the view breaks (`report.violations`).
+   */
+  provider?: string;
+  /** Wire format of `messages`; `auto` (default) detects it (or takes the provider's). */
   format?: FormatName | 'auto';
   /** Model name: picks the tiktoken encoding. */
   model?: string;
@@ -220,6 +235,9 @@ export interface ResolvedCompressOptions {
   readonly reserveOutputTokens: number;
   readonly tools?: readonly unknown[];
   readonly responseFormat?: unknown;
+  readonly instructions?: unknown;
+  /** The provider profile the view is checked against (and whose id rules repair applies). */
+  readonly provider?: Profile<unknown>;
   /** What the history cache already matched for these exact messages (the compressor's slice counting did). */
   readonly recalled?: Recall;
   /** How a stored summary is shortened to the room a view has (the summarizer's own rule, when it has one). */
@@ -251,9 +269,15 @@ export function resolveCompressOptions(options: unknown): ResolvedCompressOption
   if (o.historyCache !== undefined && o.chatId === undefined) {
     throw new InputError('options.chatId', 'is required with historyCache: the cache remembers one history per chat');
   }
+  const provider = o.provider === undefined ? undefined : profileFor(o.provider, 'options.provider') as Profile<unknown>;
+  if (provider && o.format !== undefined && o.format !== 'auto' && o.format !== provider.lens.format) {
+    throw new InputError('options.provider', `${JSON.stringify(o.provider)} reads ${provider.lens.format} messages, but options.format is ${JSON.stringify(o.format)}`);
+  }
   return {
     plan: planOptionsOf(o),
-    format: o.format ?? 'auto',
+    format: o.format ?? provider?.lens.format ?? 'auto',
+    instructions: o.instructions,
+    provider,
     model: o.model,
     counter: o.counter,
     repair: o.repair ?? true,

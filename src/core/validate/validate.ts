@@ -1,12 +1,15 @@
 import type { MessageLens } from '../../formats/lens.js';
 import { scanStructure } from '../structure.js';
 import type { Rule, Violation } from './rules.js';
+import type { IdPolicy } from '../remap-ids.js';
 
 /** A provider profile: the lens that reads its messages and the list of rules its API enforces. */
 export interface Profile<M> {
   readonly name: string;
   readonly lens: MessageLens<M>;
   readonly rules: readonly Rule<M>[];
+  /** What the provider asks of call ids (unique across the request, a pattern); repair applies it. */
+  readonly ids?: IdPolicy;
 }
 
 /**
