@@ -1,5 +1,6 @@
 import type { FormatName } from '../formats/lens.js';
 import { SUPPORTED_FORMATS } from '../formats/registry.js';
+import { PROFILES } from '../formats/profiles.js';
 import { DEFAULT_COLLAPSE_MIN_CHARS, DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST, type ToolOutputTrim } from '../runtime/options.js';
 import { CliError } from './cli-error.js';
 
@@ -18,6 +19,8 @@ export interface CliOptions {
   trimToolOutput?: ToolOutputTrim;
   model?: string;
   format: FormatName | 'auto';
+  /** Provider profile to check against (and whose id rules repair applies). */
+  provider?: string;
   repair: boolean;
   pretty: boolean;
   /** Do not print repairs and warnings on standard error. */
@@ -113,6 +116,14 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'format', value: { name: FORMAT_CHOICES.join('|') }, commands: ['compress', 'validate'], fallback: 'auto',
     summary: 'message format of the input; auto detects it',
     apply: (o, raw) => { o.format = format(raw); },
+  },
+  {
+    long: 'provider', value: { name: 'NAME' }, commands: ['compress', 'validate'], fallback: "the format's own",
+    summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}; compress also fits call ids to its rules and fails (exit 1) when a view would break one`,
+    apply: (o, raw) => {
+      if (raw === undefined || !Object.hasOwn(PROFILES, raw)) throw new CliError(`--provider must be one of ${Object.keys(PROFILES).join(', ')}, got ${JSON.stringify(raw ?? '')}`);
+      o.provider = raw;
+    },
   },
   {
     long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') }, commands: ['compress'], fallback: 'none',

@@ -31,14 +31,18 @@ const IO = [
   '  UTF-8 text. The whole text is parsed as one JSON value first; if that fails, as JSONL.',
   ...table([
     ['[ {message}, ... ]', 'a JSON array of messages'],
-    ['{ "messages": [...], ... }', 'a JSON object with "messages"; its other fields are kept'],
+    ['{ "messages": [...], ... }', 'a request body with "messages" (OpenAI Chat, Anthropic with "system", AI SDK, Qwen-Agent, Hermes)'],
+    ['{ "contents": [...], ... }', 'a Gemini request body ("systemInstruction" kept and counted)'],
+    ['{ "input": [...], ... }', 'an OpenAI Responses request body ("instructions" kept and counted)'],
     ['JSONL', 'one array or object as above per line; blank lines are skipped'],
   ]),
+  '  A body\'s other fields are kept as they are; "system", "systemInstruction" and "instructions"',
+  '  are counted into the request and never dropped.',
   '',
   'Output (standard output, in the shape of the input):',
   ...table([
     ['array in', 'an object { "messages": ..., "ctxfold": ... } (an array cannot carry the report)'],
-    ['object in', 'the same object with "messages" set and a "ctxfold" field added'],
+    ['object in', 'the same object with its list ("messages", "contents" or "input") set and a "ctxfold" field added'],
     ['JSONL in', 'JSONL, one line per input line, in order'],
   ]),
 ];

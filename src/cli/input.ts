@@ -4,13 +4,24 @@ import { CliError } from './cli-error.js';
 /** How the input was laid out; the output takes the same layout. */
 export type InputShape = 'array' | 'object' | 'jsonl';
 
-/** One history to work on: a bare array of messages, or an object carrying `messages`. */
+/**
+ * The fields a provider's request body keeps its message list in: `messages` (OpenAI Chat,
+ * Anthropic, AI SDK, Qwen-Agent, Hermes), `contents` (Gemini), `input` (OpenAI Responses).
+ */
+export const LIST_FIELDS: readonly string[] = ['messages', 'contents', 'input'];
+
+/** Fields of a request body that hold instructions outside the list (counted, never dropped). */
+export const INSTRUCTION_FIELDS: readonly string[] = ['system', 'systemInstruction', 'instructions'];
+
+/** One history to work on: a bare array of messages, or a request body carrying its list. */
 export interface InputRecord {
   /** 1-based line of the input where the record starts; errors name it. */
   readonly line: number;
   /** The messages as given; the format's lens checks them before any use. */
   readonly messages: unknown;
-  /** The object that carried `messages` (its other fields are kept); absent for a bare array. */
+  /** The field of the envelope that holds them (`messages`, `contents` or `input`). */
+  readonly field: string;
+  /** The object that carried the list (its other fields are kept); absent for a bare array. */
   readonly envelope?: Readonly<Record<string, unknown>>;
 }
 
@@ -102,15 +113,21 @@ export async function readInput(file: string | undefined): Promise<string> {
 }
 
 function recordOf(value: unknown, line: number): InputRecord {
-  if (Array.isArray(value)) return { line, messages: value };
+  if (Array.isArray(value)) return { line, messages: value, field: 'messages' };
   const where = `input line ${line}`;
   if (value === null || typeof value !== 'object') {
     const got = value === null ? 'null' : typeof value;
-    throw new CliError(`${where}: expected an array of messages or an object with "messages", got ${got}`);
+    throw new CliError(`${where}: expected an array of messages or a request body with "messages", "contents" or "input", got ${got}`);
   }
   const envelope = value as Record<string, unknown>;
-  if (!Object.hasOwn(envelope, 'messages')) throw new CliError(`${where}: missing field "messages" (expected an array of messages)`);
-  return { line, messages: envelope.messages, envelope };
+  const fields = LIST_FIELDS.filter((f) => Object.hasOwn(envelope, f));
+  if (fields.length === 0) throw new CliError(`${where}: missing field "messages" (or "contents" for Gemini, "input" for OpenAI Responses): expected a list of messages`);
+  if (fields.length > 1) throw new CliError(`${where}: the object has ${fields.map((f) => `"${f}"`).join(' and ')}; a request body has one message list`);
+  const field = fields[0];
+  if (field === 'input' && typeof envelope.input === 'string') {
+    throw new CliError(`${where}: "input" is a string (one user message); give the list of input items to compress or validate`);
+  }
+  return { line, messages: envelope[field], field, envelope };
 }
 
 /** 1-based line of the character at `offset`. */
@@ -125,7 +142,7 @@ function isRecordLine(line: string): boolean {
   if (line.trim() === '') return false;
   try {
     const v = JSON.parse(line) as unknown;
-    return Array.isArray(v) || (typeof v === 'object' && v !== null && Object.hasOwn(v, 'messages'));
+    return Array.isArray(v) || (typeof v === 'object' && v !== null && LIST_FIELDS.some((f) => Object.hasOwn(v, f)));
   } catch {
     return false;
   }

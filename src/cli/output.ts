@@ -12,12 +12,12 @@ export interface CommandResult {
 }
 
 /**
- * The output value for one record, in the record's own shape: the envelope with `messages`
- * replaced and `ctxfold` set (other fields and their order kept), or, for a bare array (which
+ * The output value for one record, in the record's own shape: the envelope with its list
+ * (`messages`, `contents` or `input`) replaced and `ctxfold` set (other fields and their order kept), or, for a bare array (which
  * cannot carry a report), a new object `{ messages, ctxfold }`.
  */
 export function shapeRecord(record: InputRecord, messages: unknown, ctxfold: unknown): Record<string, unknown> {
-  return record.envelope ? { ...record.envelope, messages, ctxfold } : { messages, ctxfold };
+  return record.envelope ? { ...record.envelope, [record.field]: messages, ctxfold } : { messages, ctxfold };
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { Violation } from '../core/validate/rules.js';
 import { checkProfile, type Profile } from '../core/validate/validate.js';
 import type { FormatName } from '../formats/lens.js';
-import { PROFILES } from '../formats/profiles.js';
+import { PROFILES, profileFor } from '../formats/profiles.js';
+import { readingOf } from './record-format.js';
 import { selectLens } from '../formats/registry.js';
 import type { CliOptions } from './args.js';
 import { atRecord, CliError, EXIT } from './cli-error.js';
@@ -29,8 +30,9 @@ export function runValidate(input: ParsedInput, options: CliOptions): CommandRes
   for (const record of input.records) {
     const where = whereOf(record);
     const violations = atRecord(where, () => {
-      const lens = selectLens(record.messages, options.format, 'messages');
-      const profile = PROFILE_OF_FORMAT[lens.format];
+      const reading = readingOf(record, options, where);
+      const lens = selectLens(record.messages, reading.format, record.field);
+      const profile = reading.provider !== undefined ? profileFor(reading.provider, '--provider') : PROFILE_OF_FORMAT[lens.format];
       if (!profile) throw new CliError(`${where}: no validation profile for format ${lens.format}`);
       return checkProfile(record.messages as unknown[], profile);
     });
