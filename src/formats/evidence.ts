@@ -20,6 +20,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const ANTHROPIC_BLOCKS: readonly string[] = Object.freeze(['tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result', 'document']);
 const AI_SDK_PARTS: readonly string[] = Object.freeze(['tool-call', 'tool-result', 'tool-approval-request', 'tool-approval-response', 'reasoning']);
 const RESPONSES_ITEMS: readonly string[] = Object.freeze(['function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'custom_tool_call_output', 'web_search_call', 'mcp_call', 'compaction', 'item_reference']);
+const RESPONSES_PARTS: readonly string[] = Object.freeze(['input_text', 'output_text', 'input_image', 'input_file']);
 const HERMES_CALL = /<tool_call>\s*\{[\s\S]*?\}\s*<\/tool_call>/;
 const HERMES_RESPONSE = /<tool_response>[\s\S]*?<\/tool_response>/;
 
@@ -31,7 +32,10 @@ export function evidenceOf(message: unknown, index: number, previous: unknown): 
   const role = message.role;
   const type = message.type;
   if (typeof type === 'string' && RESPONSES_ITEMS.includes(type)) say('openai-responses', `an item of type "${type}"`);
+  if (typeof type === 'string' && type === 'message' && typeof role === 'string') say('openai-responses', 'an item of type "message"');
   if (Array.isArray(message.parts)) {
+    // Only Gemini contents keep their content in `parts` of untyped objects (AI SDK UI messages type theirs).
+    if (!('content' in message) && message.parts.length > 0 && message.parts.every((p) => isObj(p) && !('type' in p))) say('gemini', 'content kept in "parts"');
     for (const part of message.parts) {
       if (isObj(part) && (isObj(part.functionCall) || isObj(part.functionResponse))) {
         say('gemini', `a ${isObj(part.functionCall) ? 'functionCall' : 'functionResponse'} part`);
@@ -43,6 +47,18 @@ export function evidenceOf(message: unknown, index: number, previous: unknown): 
   if (Array.isArray(message.content)) {
     for (const part of message.content) {
       if (!isObj(part) || typeof part.type !== 'string') continue;
+      if (RESPONSES_PARTS.includes(part.type)) {
+        say('openai-responses', `a "${part.type}" content part`);
+        break;
+      }
+      if ((part.type === 'image' || part.type === 'document') && isObj(part.source)) {
+        say('anthropic', `an "${part.type}" block with a source`);
+        break;
+      }
+      if ((part.type === 'file' || part.type === 'image') && typeof part.mediaType === 'string') {
+        say('ai-sdk', `a "${part.type}" part with mediaType`);
+        break;
+      }
       if (ANTHROPIC_BLOCKS.includes(part.type) || (part.type.endsWith('_tool_result') && part.type !== 'tool_result')) {
         say('anthropic', `a "${part.type}" block in content`);
         break;

@@ -2,10 +2,16 @@ import { InputError } from '../errors.js';
 import { memoizedLens, type FormatName, type MessageLens } from './lens.js';
 import { evidenceIn, type Evidence } from './evidence.js';
 import { openaiChatLens } from './openai-chat/lens.js';
+import { aiSdkLens } from './ai-sdk/lens.js';
+import { openaiResponsesLens } from './openai-responses/lens.js';
+import { geminiLens } from './gemini/lens.js';
 
 /** Lenses that ship, by format name. Formats listed in `FormatName` but absent here are not built yet. */
 export const LENSES: Partial<Record<FormatName, MessageLens<any>>> = {
   openai: openaiChatLens,
+  'ai-sdk': aiSdkLens,
+  'openai-responses': openaiResponsesLens,
+  gemini: geminiLens,
 };
 
 /** The format names `--format` / `options.format` accept today. */
@@ -24,6 +30,9 @@ const FORMAT_TITLES: Readonly<Record<FormatName, string>> = {
 
 const listed = (evidence: readonly Evidence[]) => evidence.slice(0, 2).map((e) => `${e.what} at messages[${e.index}]`).join(', ');
 
+/** How a lens was chosen: named by the caller, detected by evidence, or the default for a history with no tool traffic. */
+export type LensOrigin = 'named' | 'evidence' | 'default';
+
 /**
  * The lens to read `messages` with, detected by positive evidence (`auto`) or named. Detection
  * picks a format only from features that belong to it (see `evidence.ts`): evidence of a format
@@ -35,8 +44,14 @@ const listed = (evidence: readonly Evidence[]) => evidence.slice(0, 2).map((e) =
  * memo per call, so one request never sees readings of objects a caller changed since).
  */
 export function selectLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): MessageLens<any> {
+  return chooseLens(messages, format, path, from).lens;
+}
+
+/** `selectLens`, also saying how the lens was chosen (repair runs only on a named or detected format). */
+export function chooseLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): { lens: MessageLens<any>; origin: LensOrigin } {
   if (!Array.isArray(messages)) throw new InputError(path, `must be an array of messages, got ${messages === null ? 'null' : typeof messages}`);
   let lens: MessageLens<any> | undefined;
+  let origin: LensOrigin = 'named';
   if (format === 'auto') {
     const found = evidenceIn(messages, from);
     const formats = [...found.keys()];
@@ -44,6 +59,7 @@ export function selectLens(messages: unknown, format: FormatName | 'auto' = 'aut
       throw new InputError(path, `the messages point to more than one format: ${formats.map((f) => `${FORMAT_TITLES[f]} (${listed(found.get(f)!)})`).join('; ')}; pass format to say which (supported: ${SUPPORTED_FORMATS.join(', ')})`);
     }
     const detected = formats[0] ?? 'openai';
+    origin = formats.length === 0 ? 'default' : 'evidence';
     lens = LENSES[detected];
     if (!lens) {
       throw new InputError(path, `the messages are ${FORMAT_TITLES[detected]} (${listed(found.get(detected)!)}), which ctxfold does not read yet (supported: ${SUPPORTED_FORMATS.join(', ')}); nothing was changed`);
@@ -57,5 +73,5 @@ export function selectLens(messages: unknown, format: FormatName | 'auto' = 'aut
     const p = lens.problem(messages[i]);
     if (p) throw new InputError(`${path}[${i}]${p.field}`, p.rule);
   }
-  return memoizedLens(lens);
+  return { lens: memoizedLens(lens), origin };
 }

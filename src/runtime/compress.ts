@@ -11,7 +11,7 @@ import { MAX_NESTING, nestedDeeperThan } from '../core/nesting.js';
 import { InputError } from '../errors.js';
 import type { FormatName, MessageLens } from '../formats/lens.js';
 import type { OpenAIChatMessage } from '../formats/openai-chat/types.js';
-import { selectLens } from '../formats/registry.js';
+import { chooseLens } from '../formats/registry.js';
 import { createTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { MESSAGE_OVERHEAD_TOKENS } from '../tokens/accounting.js';
 import { encodingForModel } from '../tokens/tiktoken.js';
@@ -235,12 +235,15 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   const format = options.format;
   const known = recall.history && (format === 'auto' || format === recall.history.format) ? recall.history : undefined;
   const shared = known ? recall.shared : 0;
-  const lens = (known ? selectLens(messages, known.format, 'messages', shared) : selectLens(messages, format)) as MessageLens<M>;
+  const chosen = known ? chooseLens(messages, known.format, 'messages', shared) : chooseLens(messages, format);
+  const lens = chosen.lens as MessageLens<M>;
+  // Repair deletes results: it runs only on a format that was named or seen, never on the default.
+  const mayRepair = options.repair && (chosen.origin !== 'default' || known !== undefined);
   let input = messages;
   let repaired: RepairAction[] = [];
   let grouping = buildGroups(input, lens, known ? { grouping: known.grouping, shared } : undefined);
   // Grouping already knows whether anything is broken; only then is the repair pass run.
-  if (!grouping.regular && options.repair) {
+  if (!grouping.regular && mayRepair) {
     const r = repairWithLens(messages, lens);
     if (r.actions.length > 0) {
       input = r.messages;
@@ -250,7 +253,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   }
   // A provider with rules for ids (unique across the request, a pattern) gets ids that fit them.
   const idPolicy = options.provider?.ids;
-  if (idPolicy && options.repair) {
+  if (idPolicy && mayRepair) {
     const r = remapCallIds(input, lens, idPolicy);
     if (r.actions.length > 0) {
       input = r.messages;
@@ -299,6 +302,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   });
   const notes = [...d.notes];
   if (repaired.length > 0) notes.push(`input repaired (${repaired.length} change(s)); indexes refer to the repaired history`);
+  if (!grouping.regular && !mayRepair && options.repair) notes.push('the tool calls are not all answered, but nothing in the messages shows their format, so nothing was repaired: pass format to repair them');
   return {
     input,
     lens,
