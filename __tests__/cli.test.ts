@@ -263,7 +263,7 @@ describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
     ['--keep-last x', () => ['compress', '--keep-last', 'x'], good, 'ctxfold: --keep-last must be a non-negative integer, got "x"'],
     ['--threshold 0', () => ['compress', '--threshold', '0'], good, 'ctxfold: --threshold must be a positive integer, got "0"'],
     ['--trim-tool-output=abc', () => ['compress', '--trim-tool-output=abc'], good, 'ctxfold: --trim-tool-output must be a non-negative integer, got "abc"'],
-    ['--format anthropic', () => ['compress', '--format', 'anthropic'], good, `ctxfold: --format must be one of ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}`],
+    ['--format palm', () => ['compress', '--format', 'palm'], good, `ctxfold: --format must be one of ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}`],
     ['--pretty=yes', () => ['compress', '--pretty=yes'], good, 'ctxfold: --pretty takes no value, got "yes"'],
     ['an unknown option', () => ['compress', '--bogus'], good, 'ctxfold: unknown option --bogus'],
     ['a compress flag given to validate', () => ['validate', '--max-tokens', '5'], good, 'ctxfold: --max-tokens is not an option of validate'],

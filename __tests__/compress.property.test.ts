@@ -201,7 +201,8 @@ describe('the view checks catch an unsafe view', () => {
 
   test('a report whose token count is not a recount, or that hides an overrun', () => {
     expect(tamper(good.messages, { tokensAfter: good.report.tokensAfter + 1 })).toThrow(/not a recount/);
-    expect(tamper(history.slice(), { tokensAfter: good.report.tokensBefore })).toThrow(/over the limit of 60, and not reported so/);
+    const whole = history.reduce((n, m) => n + counter.message(m, openaiChatLens), counter.requestOverhead);
+    expect(tamper(history.slice(), { tokensAfter: whole })).toThrow(/over the limit of 60, and not reported so/);
     expect(tamper(good.messages, { overBudget: true })).toThrow(/overBudget is true while the protected part is/);
   });
 });

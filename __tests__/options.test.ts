@@ -121,7 +121,7 @@ describe('misuse that used to fail later or silently', () => {
   test('validateMessages checks its input and defaults to the OpenAI profile', async () => {
     const { validateMessages } = await import('../src/index.js');
     expect(inputError(() => validateMessages([null] as never, 'openai')).message).toMatch(/^messages\[0\]: must be a message object, got null/);
-    expect(inputError(() => validateMessages(history, 'gemini' as never)).message).toMatch(/^profile: must be a profile name \(openai\)/);
+    expect(inputError(() => validateMessages(history, 'palm' as never)).message).toMatch(/^profile: must be a profile name \(openai, [a-z, -]+\) or a Profile object, got "palm"/);
     expect(validateMessages(history)).toEqual([]);
   });
 

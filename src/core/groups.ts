@@ -84,7 +84,16 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
   }
   // Calls and results are paired by the one structure scan; this pass only decides group edges.
   const read = lens.read;
-  const { turns } = scanStructure(messages, lens, i);
+  const { turns, results } = scanStructure(messages, lens, i);
+  // A result that answers nothing (or repeats an answer) makes the history irregular even when it
+  // shares a message with real answers (formats with several results per message).
+  let oddResultAt = -1;
+  for (const p of results) {
+    if (p.pairing !== 'answer') {
+      oddResultAt = p.index;
+      break;
+    }
+  }
   // The format's own atomic constraints (cut points its rules forbid), intersected with pairing.
   const joins = lens.atomicJoins ? lens.atomicJoins(messages, read) : undefined;
   const joined = (k: number) => joins !== undefined && k < n && joins[k] === 1;
@@ -135,6 +144,10 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     groupOf.fill(g.index, start, end);
     if (g.system) pinned[start] = 1;
     i = end;
+  }
+  if (oddResultAt >= 0) {
+    regular = false;
+    firstIrregular = Math.min(firstIrregular, groupOf[oddResultAt]);
   }
   return { groups, groupOf, pinned, regular, firstIrregular };
 }

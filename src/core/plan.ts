@@ -35,7 +35,10 @@ export interface ResolvedSummary {
 
 /** What the planner did and why; plain data, safe to serialize. */
 export interface PlanDecisions {
+  /** Tokens of the whole history; when `tokensBeforeExact` is false, those of the messages counted (a lower bound). */
   readonly tokensBefore: number;
+  /** False when messages the view could never hold were not counted (see `PlanInput.countedFrom`): `tokensBefore` leaves them out. */
+  readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
@@ -89,6 +92,12 @@ export interface PlanInput<M> {
    * summary that does not fit is left out (and the report says so).
    */
   readonly shortenSummary?: SummaryShortener;
+  /**
+   * Messages before this index (after the head, not pinned) were not counted, because the ones
+   * from here to the tail already exceed the budget: their counts are never read (NaN or not), the
+   * plan drops them whatever else it decides, and the threshold counts as reached. Default: none.
+   */
+  readonly countedFrom?: number;
 }
 
 /** How many messages from `from` on were dropped or summarized. */
@@ -119,9 +128,16 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   const { groups } = grouping;
   const notes: string[] = [];
   const tokens = counts;
-  let before = options.requestOverheadTokens;
-  for (let i = 0; i < n; i++) before += tokens[i];
   const hEnd = headEnd(grouping, options.keepFirst);
+  // Messages after the head and before `countedFrom` (pinned ones aside) are never sent, and their
+  // counts are not read even where known, so the plan is the same whatever was counted before.
+  const countedFrom = Math.min(Math.max(input.countedFrom ?? 0, hEnd), tailStart(grouping, options.keepLast, hEnd));
+  let before = options.requestOverheadTokens;
+  let uncounted = 0;
+  for (let i = 0; i < n; i++) {
+    if (i >= hEnd && i < countedFrom && !grouping.pinned[i]) uncounted++;
+    else before += tokens[i];
+  }
   const tStart = tailStart(grouping, options.keepLast, hEnd);
   // The kept tail (the last `keepLast` messages in whole groups, and always the group holding the
   // last user text) is sent whatever the budget: `keepLast` means what it says.
@@ -181,7 +197,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       if (grp.system) continue; // instructions stay in force even when the turns around them are summarized
       for (let i = grp.start; i < grp.end; i++) {
         reason[i] = DROP.summarized;
-        total -= tokens[i];
+        if (i >= countedFrom) total -= tokens[i];
       }
     }
   }
@@ -195,7 +211,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   const collapsed: CollapsedResult[] = [];
   if (max !== undefined && total > max && options.collapseMinChars !== undefined) {
     // Clear bulky results older than the tail first: the pair stays, so the view stays valid.
-    for (let i = coveredEnd; i < tStart && total > max; i++) {
+    for (let i = Math.max(coveredEnd, countedFrom); i < tStart && total > max; i++) {
       if (reason[i] !== DROP.kept) continue;
       const results = lens.read(messages[i]).results;
       if (results.length === 0) continue;
@@ -214,7 +230,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       total += after - tokens[i];
     }
   }
-  if (max !== undefined && total > max) {
+  if ((max !== undefined && total > max) || countedFrom > coveredEnd) {
     // Drop the oldest whole groups until the view fits; the current turn is never dropped. This
     // walks the typed arrays only (group of each message, pinned system groups): a long history
     // drops tens of thousands of groups here. A collapsed result counts at its new size.
@@ -229,12 +245,14 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       } else {
         for (; j < n && groupOf[j] === g; j++) {
           reason[j] = DROP.budget;
-          total -= collapsedTokens.size > 0 ? (collapsedTokens.get(j) ?? tokens[j]) : tokens[j];
+          const t = collapsedTokens.size > 0 ? (collapsedTokens.get(j) ?? tokens[j]) : tokens[j];
+          if (j >= countedFrom) total -= t;
         }
       }
       i = j;
     };
-    while (i < protectedStart && total > max) dropGroup();
+    // Messages never counted are dropped first: the counted ones after them already fill the budget.
+    while (i < protectedStart && (i < countedFrom || (max !== undefined && total > max))) dropGroup();
     // A format whose views must not go on with a model turn right after a cut gets a short note
     // of what was left out before it (a user message), paid for like anything else in the view.
     if (lens.leadsWithUser && !summaryMessage && i > coveredEnd) {
@@ -244,7 +262,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
         if (k >= n || lens.read(messages[k]).kind === 'user') break;
         const note = lens.summaryMessage(omittedNoteText(countDropped(reason, hEnd)), 'user');
         const cost = count(note);
-        if (total + cost <= max || i >= protectedStart) {
+        if (max === undefined || total + cost <= max || i >= protectedStart) {
           leadNote = note;
           leadNoteAt = k;
           total += cost;
@@ -279,13 +297,15 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
 
   let summarize: PlanDecisions['summarize'];
   const threshold = options.compressionThresholdTokens;
-  if (threshold !== undefined && untrimmed >= threshold && coveredEnd < tStart) {
+  // Uncounted messages mean the counted ones alone passed the budget and the threshold.
+  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < tStart) {
     summarize = { start: coveredEnd, end: tStart };
   }
   return {
     messages: out,
     decisions: {
       tokensBefore: before,
+      tokensBeforeExact: uncounted === 0,
       tokensAfter: total,
       messagesBefore: n,
       messagesAfter: out.length,

@@ -125,6 +125,7 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
   const structure = scanStructure(messages, lens);
   const removeSlots = new Map<number, number[]>();
   const insertAfter = new Map<number, M[]>();
+  const insertBefore = new Map<number, M[]>();
   const replaced = new Map<number, M>();
   const actions: RepairAction[] = [];
   const remove = (index: number, slot: number) => {
@@ -167,11 +168,32 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
     const nextReading = next === undefined ? undefined : lens.read(next);
     // Where the format wants every result of a turn in one message, they join the run's last
     // message (or the user message right after the calls); otherwise they get messages of their own.
-    const host = turn.runEnd > turn.openersEnd ? turn.runEnd - 1 : nextReading?.kind === 'user' ? turn.runEnd : -1;
-    const hostMessage = host >= 0 && !dropped.has(host) ? (replaced.get(host) ?? messages[host]) : undefined;
+    let host = -1;
+    for (let k = turn.runEnd - 1; k >= turn.openersEnd && host < 0; k--) if (!dropped.has(k)) host = k;
+    if (host < 0 && turn.runEnd === turn.openersEnd && nextReading?.kind === 'user') host = turn.runEnd;
+    const hostMessage = host >= 0 ? (replaced.get(host) ?? messages[host]) : undefined;
     const merged = hostMessage !== undefined && lens.addResults ? lens.addResults(hostMessage, missing, MISSING_RESULT_TEXT) : undefined;
+    const after = host >= 0 && host < turn.runEnd ? host : turn.runEnd - 1;
     if (merged !== undefined) replaced.set(host, merged);
-    else insertAfter.set(turn.runEnd - 1, lens.missingResults(missing, MISSING_RESULT_TEXT));
+    else {
+      const made = lens.missingResults(missing, MISSING_RESULT_TEXT);
+      if (!lens.splitParallelCalls || made.length !== missing.length) insertAfter.set(after, [...(insertAfter.get(after) ?? []), ...made]);
+      else {
+        // Formats that pair one result message per call by position (Qwen-Agent) get each error
+        // result where its call's result belongs: before the first kept result of a later call.
+        missing.forEach((call, m) => {
+          const k = turn.calls.indexOf(call);
+          let before = -1;
+          for (let c = k + 1; c < turn.calls.length && before < 0; c++) {
+            const a = turn.answers[c];
+            if (a !== undefined && !dropped.has(a.index)) before = a.index;
+          }
+          const at = before >= 0 ? insertBefore : insertAfter;
+          const key = before >= 0 ? before : after;
+          at.set(key, [...(at.get(key) ?? []), made[m]]);
+        });
+      }
+    }
     if (nextReading?.kind === 'user' && nextReading.results.length === 0) {
       for (const call of missing) {
         actions.push({ action: 'reported', index: turn.runEnd, id: call.id, detail: `a user message follows unanswered call ${call.id ?? call.name}; if it carries the tool's result, send it as a tool result answering that call` });
@@ -179,9 +201,11 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
     }
   }
   // Nothing to fix: the input itself, not a copy (this runs on every request).
-  if (dropped.size === 0 && replaced.size === 0 && insertAfter.size === 0) return { messages, actions };
+  if (dropped.size === 0 && replaced.size === 0 && insertAfter.size === 0 && insertBefore.size === 0) return { messages, actions };
   const out: M[] = [];
   messages.forEach((m, i) => {
+    const first = insertBefore.get(i);
+    if (first) out.push(...first);
     if (!dropped.has(i)) out.push(replaced.get(i) ?? m);
     const extra = insertAfter.get(i);
     if (extra) out.push(...extra);

@@ -72,10 +72,12 @@ export interface CallStructure {
  * call it repeats (for an id, the first with it; without an id, the last id-less call). A result
  * without an id but with a name pairs only with id-less calls of that name, in call order.
  */
-function pairResult(calls: readonly CallRef[], answered: Uint8Array, id: string | undefined, name: string | undefined): { call: number; pairing: Pairing } {
+function pairResult(calls: readonly CallRef[], answered: Uint8Array, id: string | undefined, name: string | undefined, strictNames: boolean): { call: number; pairing: Pairing } {
   let repeat = -1;
   for (let k = 0; k < calls.length; k++) {
     if (calls[k].id !== id) continue;
+    // Where the provider checks names too (Gemini), a result with the call's id but another name answers nothing.
+    if (strictNames && id !== undefined && name !== undefined && calls[k].name !== name) continue;
     // Without ids, pairing is by position among the calls of the same name (Gemini checks names).
     if (id === undefined && name !== undefined && calls[k].name !== name) continue;
     if (!answered[k]) return { call: k, pairing: 'answer' };
@@ -92,6 +94,7 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
   const turns: CallTurn[] = [];
   const results: PlacedResult[] = [];
   const read = lens.read;
+  const strictNames = lens.namesMustMatch === true;
   let i = from;
   while (i < to) {
     const opened = read(messages[i]).calls;
@@ -126,7 +129,7 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
       if (carried.length === 0 || read(messages[k]).calls.length > 0) break;
       let fresh = 0;
       carried.forEach((result, slot) => {
-        const { call, pairing } = pairResult(calls, answered, result.id, result.name);
+        const { call, pairing } = pairResult(calls, answered, result.id, result.name, strictNames);
         const placed: PlacedResult = { index: k, slot, result, pairing, turn: ordinal, call };
         if (pairing === 'answer') {
           answered[call] = 1;

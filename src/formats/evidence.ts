@@ -17,10 +17,16 @@ export interface Evidence {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const ANTHROPIC_BLOCKS: readonly string[] = Object.freeze(['tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result', 'document']);
+const ANTHROPIC_BLOCKS: readonly string[] = Object.freeze(['tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'mcp_tool_use', 'mcp_tool_result', 'web_search_tool_result', 'search_result', 'document']);
 const AI_SDK_PARTS: readonly string[] = Object.freeze(['tool-call', 'tool-result', 'tool-approval-request', 'tool-approval-response', 'reasoning']);
-const RESPONSES_ITEMS: readonly string[] = Object.freeze(['function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'custom_tool_call_output', 'web_search_call', 'mcp_call', 'compaction', 'item_reference']);
+const RESPONSES_ITEMS: readonly string[] = Object.freeze([
+  'function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'custom_tool_call_output', 'web_search_call', 'file_search_call',
+  'code_interpreter_call', 'image_generation_call', 'local_shell_call', 'local_shell_call_output', 'computer_call', 'computer_call_output',
+  'shell_call', 'shell_call_output', 'apply_patch_call', 'apply_patch_call_output', 'mcp_call', 'mcp_list_tools', 'mcp_approval_request',
+  'mcp_approval_response', 'compaction', 'item_reference',
+]);
 const RESPONSES_PARTS: readonly string[] = Object.freeze(['input_text', 'output_text', 'input_image', 'input_file']);
+const LEGACY_CALL = 'an assistant message with a legacy function_call';
 const HERMES_CALL = /<tool_call>\s*\{[\s\S]*?\}\s*<\/tool_call>/;
 const HERMES_RESPONSE = /<tool_response>[\s\S]*?<\/tool_response>/;
 
@@ -75,7 +81,7 @@ export function evidenceOf(message: unknown, index: number, previous: unknown): 
     // Qwen-Agent sends parallel calls as consecutive assistant messages, each with one function_call;
     // OpenAI's legacy function calling has one call, then its function message.
     if (isObj(previous) && previous.role === 'assistant' && isObj(previous.function_call)) say('qwen-agent', 'consecutive assistant messages with function_call (parallel calls)');
-    say('openai', 'an assistant message with a legacy function_call');
+    say('openai', LEGACY_CALL);
   }
   if (isObj(message.extra) && 'function_id' in message.extra) say('qwen-agent', 'extra.function_id');
   if (typeof message.content === 'string' && !('tool_calls' in message)) {
@@ -95,7 +101,11 @@ export function evidenceIn(messages: readonly unknown[], from = 0): Map<FormatNa
       else byFormat.set(e.format, [e]);
     }
   }
-  // Consecutive function_call messages are Qwen-Agent's parallel calls, or OpenAI legacy calls the
-  // first of which went unanswered: both stay candidates, and the caller says which.
+  // Consecutive function_call messages are Qwen-Agent's parallel calls; in OpenAI Chat they would
+  // be a legacy call left unanswered. When the only sign of OpenAI Chat is legacy function_calls
+  // (no tool_calls array, no tool message), the history is Qwen-Agent's: reading it so pairs each
+  // result with its own call, where the OpenAI reading would delete results.
+  const openai = byFormat.get('openai');
+  if (byFormat.has('qwen-agent') && openai && openai.every((e) => e.what === LEGACY_CALL)) byFormat.delete('openai');
   return byFormat;
 }

@@ -102,9 +102,11 @@ export interface MessageLens<M = unknown> {
   /** Everything the core needs from one message. Pure: the same message reads the same. */
   read(message: M): Reading;
   /**
-   * Optional fast path for token counters: the same sum a counter makes from `read` (each
-   * text, call name, arguments and result through `countText`, plus `callOverhead` per call and
-   * one per named result, in-place calls included), without building the reading. Must agree with it exactly.
+   * Optional exact count of the text the provider bills for the message. For structured formats
+   * it is a fast path and must agree exactly with the sum a counter makes from `read` (each text,
+   * call name, arguments and result through `countText`, plus `callOverhead` per call and one per
+   * named result, in-place calls included). For text formats whose calls live inside the text
+   * (Hermes), it counts the text as sent, tags and framing included, which `read` leaves out.
    */
   billedTextTokens?(message: M, countText: (text: string) => number, callOverhead: number): number;
   /** Tokens the provider bills for the message's non-text parts (images), by its published rule; 0 when none. */
@@ -122,6 +124,11 @@ export interface MessageLens<M = unknown> {
    * (Qwen-Agent, Responses items). False where that is invalid (OpenAI Chat).
    */
   readonly splitParallelCalls: boolean;
+  /**
+   * True when a result that carries both an id and a name answers a call only if both match
+   * (Gemini: `functionResponse.name` must equal its `functionCall.name`); repair then re-keys it.
+   */
+  readonly namesMustMatch?: boolean;
   /**
    * True when a view must not go on with a model turn right after a cut (Gemini: a function call
    * turn must follow a user turn; Bedrock: the first message is a user message): when a cut

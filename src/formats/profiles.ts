@@ -5,10 +5,19 @@ import { checkProfile, type Profile } from '../core/validate/validate.js';
 import type { FormatName, MessageLens } from './lens.js';
 import { remapCallIds } from '../core/remap-ids.js';
 import { openaiProfile } from './openai-chat/profile.js';
+import { qwenAgentProfile } from './qwen-agent/profile.js';
+import { hermesProfile } from './hermes/profile.js';
+import { anthropicProfile, bedrockProfile } from './anthropic/profile.js';
+import { aiSdkProfile } from './ai-sdk/profile.js';
+import { deepseekProfile, deepseekReasonerProfile } from './openai-compatible/deepseek.js';
+import { mistralProfile } from './openai-compatible/mistral.js';
+import { qwenTemplateProfile } from './openai-compatible/qwen-template.js';
+import { openaiResponsesProfile } from './openai-responses/profile.js';
+import { geminiProfile } from './gemini/profile.js';
 import { selectLens } from './registry.js';
 
 /** The provider profiles that ship, by name. */
-export const PROFILES = { openai: openaiProfile } as const satisfies Record<string, Profile<any>>;
+export const PROFILES = { openai: openaiProfile, 'qwen-agent': qwenAgentProfile, hermes: hermesProfile, anthropic: anthropicProfile, bedrock: bedrockProfile, 'ai-sdk': aiSdkProfile, deepseek: deepseekProfile, 'deepseek-reasoner': deepseekReasonerProfile, mistral: mistralProfile, 'qwen-template': qwenTemplateProfile, 'openai-responses': openaiResponsesProfile, gemini: geminiProfile } as const satisfies Record<string, Profile<any>>;
 
 /** A provider profile's name (`openai`). */
 export type ProfileName = keyof typeof PROFILES;

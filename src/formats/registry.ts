@@ -2,6 +2,9 @@ import { InputError } from '../errors.js';
 import { memoizedLens, type FormatName, type MessageLens } from './lens.js';
 import { evidenceIn, type Evidence } from './evidence.js';
 import { openaiChatLens } from './openai-chat/lens.js';
+import { qwenAgentLens } from './qwen-agent/lens.js';
+import { hermesLens } from './hermes/lens.js';
+import { anthropicLens } from './anthropic/lens.js';
 import { aiSdkLens } from './ai-sdk/lens.js';
 import { openaiResponsesLens } from './openai-responses/lens.js';
 import { geminiLens } from './gemini/lens.js';
@@ -9,6 +12,9 @@ import { geminiLens } from './gemini/lens.js';
 /** Lenses that ship, by format name. Formats listed in `FormatName` but absent here are not built yet. */
 export const LENSES: Partial<Record<FormatName, MessageLens<any>>> = {
   openai: openaiChatLens,
+  'qwen-agent': qwenAgentLens,
+  hermes: hermesLens,
+  anthropic: anthropicLens,
   'ai-sdk': aiSdkLens,
   'openai-responses': openaiResponsesLens,
   gemini: geminiLens,

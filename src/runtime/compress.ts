@@ -1,4 +1,5 @@
-import { alignCut, headEnd } from '../core/boundary.js';
+import { alignCut, headEnd, tailStart } from '../core/boundary.js';
+import { countBackward } from './count-backward.js';
 import { buildGroups, type Grouping } from '../core/groups.js';
 import { planView, type ResolvedSummary } from '../core/plan.js';
 import { repairWithLens, type RepairAction } from '../core/repair.js';
@@ -29,7 +30,14 @@ export interface DroppedMessage {
 /** Everything `compressContext` decided, as plain JSON-ready data. Indexes refer to the input. */
 export interface CompressReport {
   readonly format: FormatName;
+  /**
+   * Tokens of the whole history. Exact when `tokensBeforeExact`; otherwise the messages no view
+   * could hold were not tokenized, and this is their count so far plus a cheap estimate of the rest.
+   */
   readonly tokensBefore: number;
+  /** False when messages older than what the view can hold were estimated, not counted. */
+  readonly tokensBeforeExact: boolean;
+  /** Tokens of the view, counted exactly. */
   readonly tokensAfter: number;
   /** The window; the view (`tokensAfter`) stays within it less `reservedOutputTokens`. */
   readonly maxContextTokens?: number;
@@ -163,14 +171,39 @@ function requestExtraTokens(options: ResolvedCompressOptions, counter: TokenCoun
  * it (one comparison each was already paid), the rest are counted. The very history seen before
  * reuses its counts array as it is.
  */
-function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, counter: TokenCounter, recall: Recall): Float64Array {
+function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, counter: TokenCounter, recall: Recall, lazy: boolean): Float64Array {
   const n = messages.length;
   const { history: known, shared } = recall;
-  if (known && shared === n && known.messages.length === n) return known.counts;
-  const counts = new Float64Array(n);
-  if (known && shared > 0) counts.set(known.counts.subarray(0, shared));
-  for (let i = shared; i < n; i++) counts[i] = counter.message(messages[i], lens);
+  let counts: Float64Array;
+  if (known && shared === n && known.messages.length === n) counts = known.counts;
+  else {
+    counts = new Float64Array(n);
+    if (known && shared > 0) counts.set(known.counts.subarray(0, shared));
+    counts.fill(NaN, shared);
+  }
+  // Lazily, new messages stay uncounted (NaN) and `countBackward` counts only what a view can
+  // hold; otherwise every message not counted yet is counted now (the array is the cache's own).
+  if (!lazy) for (let i = 0; i < n; i++) if (counts[i] !== counts[i]) counts[i] = counter.message(messages[i], lens);
   return counts;
+}
+
+/**
+ * A cheap estimate of the tokens of the messages the plan did not count (after the head, before
+ * `countedFrom`, pinned aside): about four characters a token of their text, calls and results
+ * as the lens reads them (already read for grouping).
+ */
+function estimateUncounted<M>(messages: readonly M[], lens: MessageLens<M>, grouping: Grouping, from: number, to: number): number {
+  let chars = 0;
+  let k = 0;
+  for (let i = from; i < to; i++) {
+    if (grouping.pinned[i]) continue;
+    const r = lens.read(messages[i]);
+    k++;
+    chars += r.text.length;
+    for (const c of r.calls) chars += c.name.length + c.arguments.length;
+    for (const x of r.results) chars += x.content.length;
+  }
+  return Math.round(chars / 4) + 4 * k;
 }
 
 /**
@@ -272,16 +305,32 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     resolvedSummary = r.resolved;
     summaryNote = r.note;
   }
-  const counts = countHistory(input, lens, counter, input === messages && known ? { history: known, shared } : NOTHING_SHARED);
+  const plan0 = options.plan;
+  // With a budget (and no clearing of old results, which reads every result), only what a view
+  // can hold is counted: newest first, until the budget and the threshold are decided.
+  const lazy = plan0.maxContextTokens !== undefined && plan0.collapseMinChars === undefined;
+  const counts = countHistory(input, lens, counter, input === messages && known ? { history: known, shared } : NOTHING_SHARED, lazy);
+  const extraTokens = requestExtraTokens(options, counter);
+  let countedFrom: number | undefined;
+  if (lazy) {
+    const hEnd = headEnd(grouping, plan0.keepFirst);
+    countedFrom = countBackward(input, lens, counter, counts, grouping, {
+      headEnd: hEnd,
+      tailStart: tailStart(grouping, plan0.keepLast, hEnd),
+      floor: resolvedSummary ? Math.max(hEnd, resolvedSummary.coveredEnd) : hEnd,
+      limit: Math.max(plan0.maxContextTokens!, plan0.compressionThresholdTokens ?? 0),
+      overheadTokens: counter.requestOverhead + extraTokens,
+    });
+  }
   if (cache && input === messages) {
     // A snapshot: callers append to their arrays in place, and the counts are for this content.
     const snapshot = known && counts === known.counts ? known.messages : messages.slice();
     cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids });
   }
-  const extraTokens = requestExtraTokens(options, counter);
   const plan = planView({
     messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead + extraTokens }, summary: resolvedSummary,
     shortenSummary: options.shortenSummary ?? ((text, maxTokens) => keepNewestLines(text, maxTokens, counter.text)),
+    countedFrom,
   });
   const d = plan.decisions;
   const listDropped = memo(() => {
@@ -313,7 +362,8 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     messages: plan.messages,
     report: {
       format: lens.format,
-      tokensBefore: d.tokensBefore,
+      tokensBefore: d.tokensBeforeExact ? d.tokensBefore : d.tokensBefore + estimateUncounted(input, lens, grouping, d.headEnd, countedFrom ?? 0),
+      tokensBeforeExact: d.tokensBeforeExact,
       tokensAfter: d.tokensAfter,
       maxContextTokens: options.plan.maxContextTokens !== undefined ? options.plan.maxContextTokens + options.reserveOutputTokens : undefined,
       reservedOutputTokens: options.reserveOutputTokens,

@@ -56,7 +56,8 @@ const NOTHING: Recall = { shared: 0 };
  */
 export function estimateBytes(history: RememberedHistory): number {
   let tokens = 0;
-  for (let i = 0; i < history.counts.length; i++) tokens += history.counts[i];
+  // Uncounted messages (NaN) are estimated at a typical 40 tokens.
+  for (let i = 0; i < history.counts.length; i++) tokens += history.counts[i] === history.counts[i] ? history.counts[i] : 40;
   return 8 * tokens + 160 * history.counts.length;
 }
 

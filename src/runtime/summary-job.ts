@@ -83,6 +83,11 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const range = report.summarize;
   if (!range || range.end <= range.start) return;
   const { start, end } = range;
+  // A plan counts only what a view can hold; the summary counts what it summarizes, in slices.
+  await inSlices(end - report.headEnd, (k) => {
+    const i = report.headEnd + k;
+    if (counts[i] !== counts[i]) counts[i] = counter.message(input[i], lens);
+  });
   const applied = report.summary.applied;
   const recomputed = state !== undefined && !applied;
   const baseVersion = state?.version ?? 0;

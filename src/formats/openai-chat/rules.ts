@@ -1,3 +1,4 @@
+import type { CallRef } from '../lens.js';
 import type { Rule, Violation } from '../../core/validate/rules.js';
 import type { OpenAIChatMessage } from './types.js';
 
@@ -45,6 +46,67 @@ export const contentPresent: Rule<OpenAIChatMessage> = {
         out.push({ index, rule: 'content-null', message: `messages[${index}]: Invalid value for 'content': expected a string, got null.` });
       }
     });
+    return out;
+  },
+};
+
+/** Shortest call id searched for in user text: shorter ids would match ordinary words. */
+const MIN_ID_IN_TEXT = 6;
+
+/**
+ * The open call (index into `calls`, among `open`) whose output `text` looks like, or -1. The test is
+ * general and cheap, in order: the text names an open call's id (ids of 6+ characters are opaque
+ * tokens a person does not type); it starts with an open call's name followed by a non-word
+ * character or nothing (`name: ...`, `name returned ...`); it is a JSON object or array as a whole
+ * (a person does not type JSON), which is taken as the output of the first open call. A short human
+ * interjection ("wait", "stop") matches none of these and stays an ordinary user message.
+ */
+function outputOf(text: string, calls: readonly CallRef[], open: readonly number[]): number {
+  const t = text.trim();
+  if (t === '') return -1;
+  const byId = open.find((k) => { const id = calls[k].id; return id !== undefined && id.length >= MIN_ID_IN_TEXT && t.includes(id); });
+  if (byId !== undefined) return byId;
+  const byName = open.find((k) => { const n = calls[k].name; return n !== '' && t.startsWith(n) && !/^[A-Za-z0-9_]/.test(t.slice(n.length)); });
+  if (byName !== undefined) return byName;
+  if ((t[0] === '{' && t.endsWith('}')) || (t[0] === '[' && t.endsWith(']'))) {
+    try {
+      JSON.parse(t);
+      return open[0];
+    } catch {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Diagnosis (OpenAI Chat and every OpenAI-compatible API): the user messages right after a call turn
+ * whose calls are not all answered, each of which looks like the output of one still-open call
+ * (see `outputOf`), are tool results sent with the wrong role (a client that turns results into
+ * user text). Reported besides `call-unanswered`, with the fix: a model shown its own tool output
+ * as user text tends to call the tool again. Stops at the first user message that does not match.
+ */
+export const resultSentAsUser: Rule<OpenAIChatMessage> = {
+  id: 'result-as-user',
+  check({ messages, lens, structure }) {
+    const out: Violation[] = [];
+    for (const turn of structure.turns) {
+      const open = turn.calls.map((_, k) => k).filter((k) => turn.answers[k] === undefined);
+      for (let i = turn.runEnd; i < messages.length && open.length > 0 && messages[i].role === 'user'; i++) {
+        const k = outputOf(lens.read(messages[i]).text, turn.calls, open);
+        if (k < 0) break;
+        open.splice(open.indexOf(k), 1);
+        const call = turn.calls[k];
+        out.push({
+          index: i,
+          rule: 'result-as-user',
+          id: call.id,
+          message: call.id !== undefined
+            ? `messages[${i}]: this user message looks like the output of tool call ${call.id} (${call.name}) sent as a user message; send it as role \`tool\` with \`tool_call_id\` ${call.id} (a model shown tool output as user text tends to call the tool again)`
+            : `messages[${i}]: this user message looks like the output of function call ${call.name} sent as a user message; send it as role \`function\` with \`name\` ${call.name} (a model shown tool output as user text tends to call the tool again)`,
+        });
+      }
+    }
     return out;
   },
 };
