@@ -22,6 +22,12 @@ export interface PlanOptions {
   readonly collapseMinChars?: number;
   /** Role of the summary message. */
   readonly summaryRole: 'system' | 'user';
+  /**
+   * The provider wants user and assistant turns to alternate (Bedrock): where the plan brings two
+   * turns of one role together (around what it dropped or summarized), it puts a short note of the
+   * other role between them (`lens.bridgeMessage` / `lens.summaryMessage`), paid for in the budget.
+   */
+  readonly alternateRoles?: boolean;
   /** Tokens added once per request (reply priming). */
   readonly requestOverheadTokens: number;
 }
@@ -100,6 +106,31 @@ export interface PlanInput<M> {
   readonly countedFrom?: number;
 }
 
+/** The text of a note put between two turns of one role that a cut brought together. */
+const BRIDGE_TEXT = '[earlier turns of this conversation are left out here]';
+
+/**
+ * Puts a note of the other role between two turns of one role that meet at a seam the plan made
+ * (user turns, tool results included, against a user turn; assistant against assistant), in place
+ * in `out`. Returns the tokens the notes cost.
+ */
+function bridgeSeams<M>(out: M[], seam: readonly number[], lens: MessageLens<M>, count: (m: M) => number): number {
+  const side = (m: M): 'user' | 'assistant' | undefined => {
+    const kind = lens.read(m).kind;
+    return kind === 'user' || kind === 'result' ? 'user' : kind === 'assistant' ? 'assistant' : undefined;
+  };
+  let cost = 0;
+  for (let k = out.length - 1; k > 0; k--) {
+    if (!seam[k]) continue;
+    const a = side(out[k - 1]);
+    if (a === undefined || a !== side(out[k])) continue;
+    const note = a === 'user' ? lens.bridgeMessage!(BRIDGE_TEXT) : lens.summaryMessage(BRIDGE_TEXT, 'user');
+    out.splice(k, 0, note);
+    cost += count(note);
+  }
+  return cost;
+}
+
 /** How many messages from `from` on were dropped or summarized. */
 function countDropped(reason: Uint8Array, from: number): number {
   let k = 0;
@@ -151,7 +182,9 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   let summaryAllowedTokens: number | undefined;
   let summaryShortened = false;
   let coveredEnd = hEnd;
-  const max = options.maxContextTokens;
+  // Up to two seams (before and after what is left out) may need a note when roles must alternate.
+  const bridgeReserve = options.alternateRoles && lens.bridgeMessage ? 2 * count(lens.bridgeMessage(BRIDGE_TEXT)) : 0;
+  const max = options.maxContextTokens === undefined ? undefined : options.maxContextTokens - bridgeReserve;
   const clipped = summary ? Math.min(Math.max(summary.coveredEnd, hEnd), protectedStart) : hEnd;
   if (summary && clipped < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
   if (summary && summary.text.trim() !== '' && clipped > hEnd) {
@@ -272,27 +305,37 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       }
     }
   }
-  const overBudget = max !== undefined && total > max;
-  if (overBudget) notes.push(`the smallest valid view is ${total} tokens, over the limit of ${max}: head, system messages and the last user turn are never dropped or split`);
-
   const out: M[] = [];
+  /** 1 where the plan left something out or put something in right before `out[k]`. */
+  const seam: number[] = [];
+  let gap = false;
+  const emit = (m: M, made: boolean) => {
+    seam.push(gap || made ? 1 : 0);
+    out.push(m);
+    gap = made;
+  };
   let summaryPlaced = false;
   for (let i = 0; i < n; i++) {
-    if (i === leadNoteAt && leadNote !== undefined) out.push(leadNote);
+    if (i === leadNoteAt && leadNote !== undefined) emit(leadNote, true);
     if (reason[i] !== DROP.kept) {
+      gap = true;
       if (summaryMessage && !summaryPlaced && reason[i] === DROP.summarized) {
-        out.push(summaryMessage);
+        emit(summaryMessage, true);
         summaryPlaced = true;
       }
       continue;
     }
     if (summaryMessage && !summaryPlaced && i >= hEnd) {
-      out.push(summaryMessage);
+      emit(summaryMessage, true);
       summaryPlaced = true;
     }
-    out.push(replaced.size > 0 ? (replaced.get(i) ?? messages[i]) : messages[i]);
+    emit(replaced.size > 0 ? (replaced.get(i) ?? messages[i]) : messages[i], false);
   }
-  if (summaryMessage && !summaryPlaced) out.push(summaryMessage);
+  if (summaryMessage && !summaryPlaced) emit(summaryMessage, true);
+  if (bridgeReserve > 0) total += bridgeSeams(out, seam, lens, count);
+  const limit = options.maxContextTokens;
+  const overBudget = limit !== undefined && total > limit;
+  if (overBudget) notes.push(`the smallest valid view is ${total} tokens, over the limit of ${limit}: head, system messages and the last user turn are never dropped or split`);
   const collapsedFinal = collapsed.filter((c) => reason[c.index] === DROP.kept);
 
   let summarize: PlanDecisions['summarize'];

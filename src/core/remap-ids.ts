@@ -18,8 +18,8 @@ const ALPHANUMERIC = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345
 
 /** A 9-character alphanumeric id for the n-th minted id (Mistral's `^[a-zA-Z0-9]{9}$`), deterministic. */
 export function alphanumericId(n: number, length = 9): string {
-  // A fixed odd multiplier spreads consecutive n over the id space; the result is unique per n below 62^length.
-  let x = BigInt(n) * 0x9e3779b1n % (62n ** BigInt(length));
+  // A fixed multiplier coprime to 62 spreads consecutive n over the id space: unique per n below 62^length - 1.
+  let x = (BigInt(n) + 1n) * 0x9e3779b97f4a7c15n % (62n ** BigInt(length));
   let out = '';
   for (let k = 0; k < length; k++) {
     out = ALPHANUMERIC[Number(x % 62n)] + out;

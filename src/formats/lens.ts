@@ -142,6 +142,12 @@ export interface MessageLens<M = unknown> {
    */
   summaryMessage(text: string, role: 'system' | 'user'): M;
   /**
+   * An assistant message carrying `text`, for formats whose providers may demand that user and
+   * assistant turns alternate (Bedrock): the planner puts it between two user turns a cut brought
+   * together. Absent where no provider of the format asks for alternation.
+   */
+  bridgeMessage?(text: string): M;
+  /**
    * Messages, in this format's shape, that answer `calls` (all of one turn) with `text`: the error
    * results repair adds for calls whose result is missing. They must pair with `calls` under this lens.
    */

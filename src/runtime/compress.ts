@@ -328,7 +328,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids });
   }
   const plan = planView({
-    messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead + extraTokens }, summary: resolvedSummary,
+    messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead + extraTokens, alternateRoles: options.provider?.alternates }, summary: resolvedSummary,
     shortenSummary: options.shortenSummary ?? ((text, maxTokens) => keepNewestLines(text, maxTokens, counter.text)),
     countedFrom,
   });

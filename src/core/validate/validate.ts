@@ -10,6 +10,8 @@ export interface Profile<M> {
   readonly rules: readonly Rule<M>[];
   /** What the provider asks of call ids (unique across the request, a pattern); repair applies it. */
   readonly ids?: IdPolicy;
+  /** True when the provider wants user and assistant turns to alternate: views get a note at seams that would join two of one role. */
+  readonly alternates?: boolean;
 }
 
 /**

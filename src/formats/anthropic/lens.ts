@@ -149,6 +149,7 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
   leadsWithUser: true,
   // No system role in the list: the summary is a user turn whatever role is asked for.
   summaryMessage: (text) => ({ role: 'user', content: text }),
+  bridgeMessage: (text) => ({ role: 'assistant', content: text }),
   missingResults: (calls, text) => [{ role: 'user', content: calls.map((c) => errorResult(c.id, text)) }],
   addResults(m, calls, text) {
     if (m.role !== 'user') return undefined;

@@ -40,4 +40,5 @@ export const bedrockProfile: Profile<AnthropicMessage> = {
   lens: anthropicLens,
   rules: [...ANTHROPIC_RULES, startsWithUser, rolesAlternate, toolIdsFitBedrock, textNotBlank, contentPresent, errorResultHasContent, resultsWithinUses],
   ids: BEDROCK_IDS,
+  alternates: true,
 };

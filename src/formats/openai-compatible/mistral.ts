@@ -1,3 +1,4 @@
+import { alphanumericId } from '../../core/remap-ids.js';
 import type { Profile } from '../../core/validate/validate.js';
 import { openaiChatLens } from '../openai-chat/lens.js';
 import type { OpenAIChatMessage } from '../openai-chat/types.js';
@@ -36,4 +37,6 @@ export const mistralProfile: Profile<OpenAIChatMessage> = Object.freeze({
     mistralLastRole,
     mistralRolesKnown,
   ]),
+  // Mistral ids are 9 alphanumerics, unique in the request: repair maps every other id onto that.
+  ids: Object.freeze({ unique: true, pattern: /^[a-zA-Z0-9]{9}$/, mint: (_: string, n: number) => alphanumericId(n) }),
 });

@@ -8,4 +8,6 @@ export const openaiResponsesProfile: Profile<ResponsesItem> = {
   name: 'openai-responses',
   lens: openaiResponsesLens,
   rules: [outputForEveryCall, callForEveryOutput, oneOutputPerCall, callIdsUniqueInRequest, itemIdsUnique, reasoningFollowed],
+  // The API pairs outputs with calls by call_id across the whole input: a reused call_id gets a fresh one.
+  ids: { unique: true, mint: (original, n) => `${original}_${n + 2}` },
 };
