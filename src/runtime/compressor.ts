@@ -7,6 +7,7 @@ import type { Summarizer } from '../summarize/summarizer.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { defaultChatId, explicitChatId, type ChatIdCarrier } from './chat-id.js';
 import { analyzeContext, type CompressResult } from './compress.js';
+import { billedInputTokens, Calibration, type CalibrationSample, type CalibrationStats } from './calibration.js';
 import { countInSlices } from './count-in-slices.js';
 import { createHistoryCache, type HistoryCache } from './history-cache.js';
 import { checkCompressorOptions, planOptionsOf, type CompressOptions, type ResolvedCompressOptions } from './options.js';
@@ -32,10 +33,17 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
   chatId?: (request: Req) => string | undefined;
   /** Where recent histories are remembered per chat (bounded). Default: a new `createHistoryCache()`. */
   historyCache?: HistoryCache;
+  /**
+   * Scale the budget by what providers billed: once three responses for a model reported fewer
+   * input tokens estimated than billed, `maxContextTokens` for that model is multiplied by the mean
+   * ratio (never raised). Default false: usage is still read and reported (`stats().calibration`).
+   */
+  calibrate?: boolean;
 }
 
 /** Fields of a request that change what fits: the reply's reserve, tool definitions, a response schema. */
 export interface RequestExtras {
+  readonly model?: unknown;
   readonly max_tokens?: unknown;
   readonly max_completion_tokens?: unknown;
   readonly max_output_tokens?: unknown;
@@ -55,6 +63,8 @@ export interface CompressorEvents {
   'summary:done': SummaryDoneEvent;
   'summary:failed': { readonly chatId: string; readonly error: unknown };
   'summary:stale': SummaryStaleEvent;
+  /** A response carried the provider's input token count: ctxfold's estimate against it. */
+  calibration: CalibrationSample;
   /** Something the operator should know: a request without a chat id (once), a store that failed. */
   warning: { readonly code: string; readonly message: string; readonly chatId?: string; readonly error?: unknown };
 }
@@ -67,6 +77,8 @@ export interface CompressorStats {
   readonly summariesDone: number;
   readonly summariesFailed: number;
   readonly summariesStale: number;
+  /** Responses whose usage was read, and per model the mean ratio of ctxfold's estimate to the billed input tokens. */
+  readonly calibration: CalibrationStats;
 }
 
 /** What `createCompressor` returns. */
@@ -123,6 +135,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const failures: unknown[] = [];
+  const calibration = new Calibration();
   const counters = { storeFailures: 0, summariesStarted: 0, summariesDone: 0, summariesFailed: 0, summariesStale: 0 };
   events.on('summary:start', () => counters.summariesStarted++);
   events.on('summary:done', () => counters.summariesDone++);
@@ -150,6 +163,9 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     },
   );
 
+  /** The model a request names, for calibration ("default" when it names none). */
+  const modelOf = (request: RequestExtras | undefined): string => (typeof request?.model === 'string' && request.model !== '' ? request.model : o.model ?? 'default');
+
   let warnedNoChatId = false;
   const chatIdOf = (request: Req): string => {
     const named = o.chatId?.(request) ?? explicitChatId(request);
@@ -176,10 +192,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       throw new InputError(o.reserveOutputTokens !== undefined ? 'options.reserveOutputTokens' : 'request.max_tokens', `must be less than maxContextTokens (${window}), got ${reserve}: nothing would be left for the messages`);
     }
     const tools = Array.isArray(request?.tools) ? request.tools : undefined;
-    if (reserve === 0 && tools === undefined && request?.response_format === undefined) return planning;
+    const correction = o.calibrate ? calibration.correction(modelOf(request)) : 1;
+    if (reserve === 0 && tools === undefined && request?.response_format === undefined && correction === 1) return planning;
     return {
       ...planning,
-      plan: { ...planning.plan, maxContextTokens: window !== undefined ? window - reserve : undefined },
+      plan: { ...planning.plan, maxContextTokens: window !== undefined ? Math.max(1, Math.floor((window - reserve) * correction)) : undefined },
       reserveOutputTokens: reserve,
       tools,
       responseFormat: request?.response_format,
@@ -235,6 +252,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
         const chatId = chatIdOf(request);
         const { messages, report } = await compress(chatId, request.messages, request as RequestExtras);
         const response = await handler({ ...request, messages });
+        const billed = billedInputTokens(response);
+        if (billed !== undefined) {
+          const sample = calibration.record(chatId, modelOf(request as RequestExtras), report.tokensAfter, billed);
+          if (sample) emit('calibration', sample);
+        }
         // After the response: summarize in the background only when the history asks for it.
         if (report.summarize) schedule(chatId, request.messages);
         return response;
@@ -256,7 +278,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       await scheduler.close(graceMs);
       await store.close();
     },
-    stats: () => ({ ...counters }),
+    stats: () => ({ ...counters, calibration: calibration.stats() }),
     on(event, listener) {
       events.on(event, listener as (payload: unknown) => void);
       return () => events.off(event, listener as (payload: unknown) => void);

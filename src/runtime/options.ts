@@ -102,6 +102,7 @@ const compressorSchema = z.strictObject({
   summaryFailMode: z.enum(['silent', 'raise'], { error: (issue) => `must be "silent" or "raise", got ${describe(issue.input)}` }).optional(),
   chatId: z.custom<unknown>((v) => typeof v === 'function', { error: (issue) => `must be a function (request) => string | undefined, got ${describe(issue.input)}` }).optional(),
   historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
+  calibrate: z.boolean({ error: (issue) => `must be true or false, got ${describe(issue.input)}` }).optional(),
 });
 
 /** The names an option is often mistaken for, and what it is called here. */
