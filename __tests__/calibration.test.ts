@@ -31,7 +31,8 @@ describe('calibration from the usage a provider reports', () => {
       });
       // A stand-in provider that bills 25% more input tokens than ctxfold counted for the view.
       const handler = compressor.wrap(async () => ({ usage: { prompt_tokens: Math.round(last * 1.25) } }));
-      for (let k = 0; k < 5; k++) await handler({ model: 'model-a', chatId: 'c1', messages: history });
+      const request = { model: 'model-a', chatId: 'c1', messages: history };
+      for (let k = 0; k < 5; k++) await handler(request);
       const stats = compressor.stats().calibration;
       expect(stats.samples).toBe(5);
       expect(stats.byModel['model-a'].samples).toBe(5);

@@ -1,6 +1,7 @@
 /**
  * The token budget every system gets for a request: half the request's tokens, capped at a 32k
- * window (so every request must be trimmed, and long histories see a realistic fixed window).
+ * window (so most requests must be trimmed, and long histories see a realistic fixed window), and
+ * never below 1.25 x what any valid view must send (so "valid and within budget" is reachable).
  * Tokens are counted with a reference counter that no timed call uses.
  */
 import type { OpenAIChatMessage, TokenCounter } from '../src/index.js';
@@ -10,7 +11,21 @@ import { openaiChatLens } from '../src/core/index.js';
 export const BUDGET_CAP_TOKENS = 32_000;
 
 /** The rule, in words, for the results file. */
-export const BUDGET_RULE = `min(${BUDGET_CAP_TOKENS}, floor(50% of the request's tokens)), tokens counted with createTokenCounter() (o200k_base) including per-message overheads`;
+export const BUDGET_RULE = `max(min(${BUDGET_CAP_TOKENS}, floor(50% of the request's tokens)), ceil(1.25 x the request's floor)), where the floor is what any valid view must send (the first system message and everything from the last user message on, plus the request overhead); tokens counted with createTokenCounter() (o200k_base) including per-message overheads`;
+
+/**
+ * What any valid view of the request `history[0, end)` must send: its first system message and
+ * everything from its last user message on, plus the request overhead.
+ */
+export function requestFloor(history: readonly OpenAIChatMessage[], end: number, reference: TokenCounter): number {
+  let n = reference.requestOverhead;
+  let lastUser = -1;
+  for (let i = end - 1; i >= 0; i--) if (history[i].role === 'user') { lastUser = i; break; }
+  const systemAt = history.findIndex((m, i) => i < end && (m.role === 'system' || m.role === 'developer'));
+  if (systemAt >= 0 && systemAt < lastUser) n += reference.message(history[systemAt], openaiChatLens);
+  for (let i = Math.max(0, lastUser); i < end; i++) n += reference.message(history[i], openaiChatLens);
+  return n;
+}
 
 /**
  * Budgets for prefixes of one history. Prefix sums are extended only while they are under twice
@@ -23,7 +38,8 @@ export function prefixBudgets(history: readonly OpenAIChatMessage[], reference: 
       sums.push(sums[sums.length - 1] + reference.message(history[sums.length - 1], openaiChatLens));
     }
     const tokens = end < sums.length ? sums[end] : Number.POSITIVE_INFINITY;
-    return Math.max(1, Math.min(BUDGET_CAP_TOKENS, Math.floor(tokens / 2)));
+    // Above the floor, so every system can send a view that is valid and within budget.
+    return Math.max(1, Math.min(BUDGET_CAP_TOKENS, Math.floor(tokens / 2)), Math.ceil(1.25 * requestFloor(history, end, reference)));
   };
 }
 

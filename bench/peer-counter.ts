@@ -22,10 +22,26 @@ export function peerTextTokens(text: string): number {
 }
 
 /** Tokens a message costs: role overhead + content, and per call its overhead, name and arguments. */
-export function peerMessageTokens(content: string, calls: readonly { name: string; args: string }[] = []): number {
-  let n = MESSAGE_OVERHEAD_TOKENS + 1 + peerTextTokens(content);
-  for (const c of calls) n += CALL_OVERHEAD_TOKENS + peerTextTokens(c.name) + peerTextTokens(c.args);
+export function peerMessageTokens(content: string, calls: readonly { name: string; args: string }[] = [], text: (t: string) => number = peerTextTokens): number {
+  let n = MESSAGE_OVERHEAD_TOKENS + 1 + text(content);
+  for (const c of calls) n += CALL_OVERHEAD_TOKENS + text(c.name) + text(c.args);
   return n;
+}
+
+/**
+ * The memo a careful user of a peer library adds in three lines: a Map from text to its token
+ * count, kept across the requests of one process (one per workload here; fresh for a cold call).
+ * Unbounded, as such a memo usually is.
+ */
+export function memoizedTextTokens(memo: Map<string, number>): (text: string) => number {
+  return (text) => {
+    let n = memo.get(text);
+    if (n === undefined) {
+      n = peerTextTokens(text);
+      memo.set(text, n);
+    }
+    return n;
+  };
 }
 
 /** Thrown by a peer's counter when a call runs past the harness deadline. */

@@ -24,6 +24,13 @@ export interface SummaryRow {
   readonly overBudgetPct?: number;
   /** Share of outputs with no `openaiProfile` violation, in %. */
   readonly validPct?: number;
+  /**
+   * Share of requests whose view is good (`isGood`): valid, still holding the last user message,
+   * and within budget unless the request's floor alone is over it.
+   */
+  readonly goodPct?: number;
+  /** Share of requests whose floor alone is over the budget (no view can be within it). */
+  readonly floorOverPct?: number;
   /** Share of views that still carry the request's last user message / its system prompt, in %. */
   readonly askKeptPct?: number;
   readonly systemKeptPct?: number;
@@ -38,6 +45,15 @@ const pct = (part: number, whole: number) => (whole === 0 ? Number.NaN : (100 * 
 function share(records: readonly RequestRecord[], flag: (r: RequestRecord) => boolean | undefined): number | undefined {
   const set = records.filter((r) => flag(r) !== undefined);
   return set.length ? pct(set.filter((r) => flag(r)).length, set.length) : undefined;
+}
+
+/**
+ * A good view: the provider accepts it, it still holds the request's last user message, and it is
+ * within the budget, unless the request's floor alone is over the budget (then no view can be).
+ */
+export function isGood(r: RequestRecord): boolean {
+  if (!r.valid || r.askKept === false || r.tokensSent === undefined) return false;
+  return r.tokensSent <= r.budget || (r.floorTokens !== undefined && r.floorTokens > r.budget);
 }
 
 /** Groups records and computes every figure; row order follows first appearance. */
@@ -83,6 +99,8 @@ export function summarize(records: readonly RequestRecord[]): SummaryRow[] {
       sentToBudget: withView.length ? median(withView.map((r) => r.tokensSent! / r.budget)) : undefined,
       overBudgetPct: withView.length ? pct(withView.filter((r) => r.tokensSent! > r.budget).length, withView.length) : undefined,
       validPct: checked.length ? pct(checked.filter((r) => r.valid).length, checked.length) : undefined,
+      goodPct: withView.length ? pct(withView.filter(isGood).length, withView.length) : undefined,
+      floorOverPct: withView.length ? pct(withView.filter((r) => r.floorTokens !== undefined && r.floorTokens > r.budget).length, withView.length) : undefined,
       askKeptPct: share(ok, (r) => r.askKept),
       systemKeptPct: share(ok, (r) => r.systemKept),
       ctxfoldRatio: ratios.length ? median(ratios) : undefined,
@@ -100,13 +118,13 @@ function fmt(v: number | undefined, digits: number): string {
 
 /** The rows as a fixed-width text table. */
 export function formatTable(rows: readonly SummaryRow[]): string {
-  const head = ['workload', 'mode', 'system', 'n', 'median ms', 'p95 ms', 'us/msg', 'heap MB', 'rss MB', 'sent/budget', 'over %', 'valid %', 'ask %', 'sys %', 'ctxfold/x'];
+  const head = ['workload', 'mode', 'system', 'n', 'median ms', 'p95 ms', 'us/msg', 'heap MB', 'rss MB', 'sent/budget', 'over %', 'valid %', 'good %', 'floor>budget %', 'ask %', 'sys %', 'ctxfold/x'];
   const body = rows.map((r) => [
     r.workload, r.mode, r.system,
     `${r.requests}${r.timeouts ? ` (+${r.timeouts} t/o)` : ''}${r.errors ? ` (+${r.errors} err)` : ''}`,
     fmt(r.medianMs, 2), fmt(r.p95Ms, 2), fmt(r.usPerMessage, 2),
     fmt(r.heapDeltaMB, 0), fmt(r.rssPeakDeltaMB, 0),
-    fmt(r.sentToBudget, 2), fmt(r.overBudgetPct, 0), fmt(r.validPct, 0), fmt(r.askKeptPct, 0), fmt(r.systemKeptPct, 0), fmt(r.ctxfoldRatio, 3),
+    fmt(r.sentToBudget, 2), fmt(r.overBudgetPct, 0), fmt(r.validPct, 0), fmt(r.goodPct, 0), fmt(r.floorOverPct, 0), fmt(r.askKeptPct, 0), fmt(r.systemKeptPct, 0), fmt(r.ctxfoldRatio, 3),
   ]);
   const widths = head.map((h, c) => Math.max(h.length, ...body.map((row) => row[c].length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');

@@ -9,7 +9,7 @@ import { pruneMessages, type ModelMessage } from 'ai';
 import { compressContext, createCompressor, MemoryStore, type Compressor, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
 import { fromModelMessages, toModelMessages } from './ai-sdk-convert.js';
 import { fromLangChain, toLangChain } from './langchain-convert.js';
-import { DeadlineExceeded, PEER_REQUEST_OVERHEAD, peerMessageTokens } from './peer-counter.js';
+import { DeadlineExceeded, memoizedTextTokens, PEER_REQUEST_OVERHEAD, peerMessageTokens, peerTextTokens } from './peer-counter.js';
 
 /** What a timed call is given besides its input. */
 export interface RunContext {
@@ -84,8 +84,38 @@ export async function settleCompressors(counter: object): Promise<void> {
 
 const WRAP_BUDGET = 32_000;
 
-/** LangChain token counter: sums per message, memoized per message object within one call (no cache across requests). */
-function langchainCounter(ctx: RunContext) {
+/**
+ * The text-count memo of the "+ memo" configurations: one Map per workload replay (keyed by the
+ * replay's shared counter), fresh for each cold call, exactly as a server process would keep it.
+ */
+const textMemos = new WeakMap<object, Map<string, number>>();
+function textCounter(ctx: RunContext, memoized: boolean): (text: string) => number {
+  if (!memoized) return peerTextTokens;
+  let memo = textMemos.get(ctx.counter);
+  if (!memo) textMemos.set(ctx.counter, (memo = new Map()));
+  return memoizedTextTokens(memo);
+}
+
+/**
+ * Shows the "+ memo" configurations' memo the texts of messages a server saw between sampled
+ * requests (untimed), as ctxfold's counter is shown them: every system then knows the same past.
+ */
+export function warmPeerMemo(counter: object, messages: readonly OpenAIChatMessage[]): void {
+  let memo = textMemos.get(counter);
+  if (!memo) textMemos.set(counter, (memo = new Map()));
+  const count = memoizedTextTokens(memo);
+  for (const m of messages) {
+    count(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));
+    for (const c of m.tool_calls ?? []) {
+      count(c.function.name);
+      count(c.function.arguments);
+    }
+  }
+}
+
+/** LangChain token counter: sums per message, memoized per message object within one call (and, with `memoized`, per text across requests). */
+function langchainCounter(ctx: RunContext, memoized = false) {
+  const text = textCounter(ctx, memoized);
   const memo = new WeakMap<object, number>();
   return (messages: import('@langchain/core/messages').BaseMessage[]): number => {
     checkDeadline(ctx);
@@ -95,7 +125,7 @@ function langchainCounter(ctx: RunContext) {
       if (n === undefined) {
         const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
         const calls = 'tool_calls' in m && Array.isArray(m.tool_calls) ? (m.tool_calls as { name: string; args: unknown }[]).map((c) => ({ name: c.name, args: JSON.stringify(c.args) })) : [];
-        n = peerMessageTokens(content, calls);
+        n = peerMessageTokens(content, calls, text);
         memo.set(m, n);
       }
       total += n;
@@ -114,32 +144,54 @@ const langchain: BenchSystem<import('@langchain/core/messages').BaseMessage[], i
   view: (out) => fromLangChain(out),
 };
 
+const langchainMemo: typeof langchain = {
+  ...langchain,
+  name: 'langchain trimMessages + memo',
+  settings: `${langchain.settings}; plus a Map from text to token count kept across the requests of a workload (the memo a careful user adds)`,
+  run: (messages, ctx) => trimMessages(messages, {
+    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx, true),
+  }),
+};
+
 /** Tokens of one AI SDK message; a tool message costs one message overhead per result part, as its OpenAI form does. */
-function modelMessageTokens(m: ModelMessage): number {
-  if (typeof m.content === 'string') return peerMessageTokens(m.content);
+function modelMessageTokens(m: ModelMessage, text: (t: string) => number = peerTextTokens): number {
+  if (typeof m.content === 'string') return peerMessageTokens(m.content, [], text);
   if (m.role === 'tool') {
     let n = 0;
-    for (const p of m.content) if (p.type === 'tool-result') n += peerMessageTokens(p.output.type === 'text' ? p.output.value : JSON.stringify(p.output));
+    for (const p of m.content) if (p.type === 'tool-result') n += peerMessageTokens(p.output.type === 'text' ? p.output.value : JSON.stringify(p.output), [], text);
     return n;
   }
-  let text = '';
+  let body = '';
   const calls: { name: string; args: string }[] = [];
   for (const p of m.content) {
-    if (p.type === 'text') text += p.text;
+    if (p.type === 'text') body += p.text;
     else if (p.type === 'tool-call') calls.push({ name: p.toolName, args: JSON.stringify(p.input) });
   }
-  return peerMessageTokens(text, calls);
+  return peerMessageTokens(body, calls, text);
 }
 
 const aiSdk: BenchSystem<ModelMessage[], ModelMessage[]> = {
   name: 'ai-sdk pruneMessages',
   settings: "pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' }), then count every message once (tiktoken o200k_base, same accounting) and drop the oldest message after a leading system message until the total fits the budget; OpenAI<->ModelMessage conversion is not timed",
   prepare: (_body, parsed) => toModelMessages(parsed),
-  run: (messages, ctx) => {
+  run: (messages, ctx) => aiSdkRun(messages, ctx, false),
+  view: (out) => fromModelMessages(out),
+};
+
+const aiSdkMemo: typeof aiSdk = {
+  ...aiSdk,
+  name: 'ai-sdk pruneMessages + memo',
+  settings: `${aiSdk.settings}; plus a Map from text to token count kept across the requests of a workload (the memo a careful user adds)`,
+  run: (messages, ctx) => aiSdkRun(messages, ctx, true),
+};
+
+function aiSdkRun(messages: ModelMessage[], ctx: RunContext, memoized: boolean): ModelMessage[] {
+  const text = textCounter(ctx, memoized);
+  {
     const pruned = pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' });
     const counts = pruned.map((m, i) => {
       if ((i & 255) === 0) checkDeadline(ctx);
-      return modelMessageTokens(m);
+      return modelMessageTokens(m, text);
     });
     let total = PEER_REQUEST_OVERHEAD;
     for (const c of counts) total += c;
@@ -147,9 +199,8 @@ const aiSdk: BenchSystem<ModelMessage[], ModelMessage[]> = {
     let start = first;
     while (total > ctx.budget && start < pruned.length) total -= counts[start++];
     return first === 1 ? [pruned[0], ...pruned.slice(start)] : pruned.slice(start);
-  },
-  view: (out) => fromModelMessages(out),
-};
+  }
+}
 
 const slice: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
   name: 'slice(-N)',
@@ -160,7 +211,7 @@ const slice: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
     let n = 0;
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
-      const cost = peerMessageTokens(typeof m.content === 'string' ? m.content : '', (m.tool_calls ?? []).map((c) => ({ name: c.function.name, args: c.function.arguments })));
+      const cost = peerMessageTokens(typeof m.content === 'string' ? m.content : '', (m.tool_calls ?? []).map((c) => ({ name: c.function.name, args: c.function.arguments })), peerTextTokens);
       if (total + cost > ctx.budget) break;
       total += cost;
       n++;
@@ -181,7 +232,7 @@ const jsonParse: BenchSystem<string, RequestBody> = {
 
 /** The compared systems, ctxfold first; ratios are ctxfold / each other system. */
 export const SYSTEMS: readonly BenchSystem[] = [
-  erase(ctxfold), erase(ctxfoldWrap), erase(langchain), erase(aiSdk), erase(slice), erase(jsonParse),
+  erase(ctxfold), erase(ctxfoldWrap), erase(langchain), erase(langchainMemo), erase(aiSdk), erase(aiSdkMemo), erase(slice), erase(jsonParse),
 ];
 
 /** Forgets a system's input and output types: the harness only passes them from one method to the next. */
