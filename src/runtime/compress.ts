@@ -1,7 +1,7 @@
 import { alignCut, headEnd, tailStart } from '../core/boundary.js';
 import { countBackward } from './count-backward.js';
 import { buildGroups, type Grouping } from '../core/groups.js';
-import { planView, type ResolvedSummary } from '../core/plan.js';
+import { planView, type PlanDecisions, type ResolvedSummary } from '../core/plan.js';
 import { repairWithLens, type RepairAction } from '../core/repair.js';
 import { remapCallIds } from '../core/remap-ids.js';
 import { checkProfile, type Profile } from '../core/validate/validate.js';
@@ -189,21 +189,14 @@ function countHistory<M>(messages: readonly M[], lens: MessageLens<M>, counter: 
 
 /**
  * A cheap estimate of the tokens of the messages the plan did not count (after the head, before
- * `countedFrom`, pinned aside): about four characters a token of their text, calls and results
- * as the lens reads them (already read for grouping).
+ * `countedFrom`, pinned aside): as many as the counted messages cost on average. Constant time:
+ * the messages themselves are not read again.
  */
-function estimateUncounted<M>(messages: readonly M[], lens: MessageLens<M>, grouping: Grouping, from: number, to: number): number {
-  let chars = 0;
-  let k = 0;
-  for (let i = from; i < to; i++) {
-    if (grouping.pinned[i]) continue;
-    const r = lens.read(messages[i]);
-    k++;
-    chars += r.text.length;
-    for (const c of r.calls) chars += c.name.length + c.arguments.length;
-    for (const x of r.results) chars += x.content.length;
-  }
-  return Math.round(chars / 4) + 4 * k;
+function estimateUncounted(d: PlanDecisions, countedFrom: number, grouping: Grouping): number {
+  let uncounted = 0;
+  for (let i = d.headEnd; i < countedFrom; i++) if (!grouping.pinned[i]) uncounted++;
+  const counted = d.messagesBefore - uncounted;
+  return counted > 0 ? Math.round((d.tokensBefore / counted) * uncounted) : 0;
 }
 
 /**
@@ -362,7 +355,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     messages: plan.messages,
     report: {
       format: lens.format,
-      tokensBefore: d.tokensBeforeExact ? d.tokensBefore : d.tokensBefore + estimateUncounted(input, lens, grouping, d.headEnd, countedFrom ?? 0),
+      tokensBefore: d.tokensBeforeExact ? d.tokensBefore : d.tokensBefore + estimateUncounted(d, countedFrom ?? 0, grouping),
       tokensBeforeExact: d.tokensBeforeExact,
       tokensAfter: d.tokensAfter,
       maxContextTokens: options.plan.maxContextTokens !== undefined ? options.plan.maxContextTokens + options.reserveOutputTokens : undefined,

@@ -44,6 +44,9 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
 /** Fields of a request that change what fits: the reply's reserve, tool definitions, a response schema. */
 export interface RequestExtras {
   readonly model?: unknown;
+  /** Instructions outside the list (Anthropic `system`, Responses `instructions`): counted into the request. */
+  readonly system?: unknown;
+  readonly instructions?: unknown;
   readonly max_tokens?: unknown;
   readonly max_completion_tokens?: unknown;
   readonly max_output_tokens?: unknown;
@@ -193,13 +196,15 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     }
     const tools = Array.isArray(request?.tools) ? request.tools : undefined;
     const correction = o.calibrate ? calibration.correction(modelOf(request)) : 1;
-    if (reserve === 0 && tools === undefined && request?.response_format === undefined && correction === 1) return planning;
+    const instructions = request?.system ?? request?.instructions;
+    if (reserve === 0 && tools === undefined && request?.response_format === undefined && correction === 1 && instructions === undefined) return planning;
     return {
       ...planning,
       plan: { ...planning.plan, maxContextTokens: window !== undefined ? Math.max(1, Math.floor((window - reserve) * correction)) : undefined },
       reserveOutputTokens: reserve,
       tools,
       responseFormat: request?.response_format,
+      instructions,
     };
   }
 
