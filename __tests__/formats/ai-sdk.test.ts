@@ -257,16 +257,16 @@ describe('ai-sdk: the approval flow', () => {
     expect(checkAiSdk(later).map((x) => x.rule)).toEqual(['call-unanswered']);
   });
 
-  // Needs a core change (see the report): repair adds an error result for the approved call, and the AI SDK then never runs it.
-  test.failing('a pending approval at the end of the history is left for the AI SDK to answer (needs core: CallRef.settledBy)', () => {
+  // Repair used to add an error result for the approved call, so the AI SDK never ran it.
+  test('a pending approval at the end of the history is left for the AI SDK to answer (CallRef.settledBy)', () => {
     const pending = flow.slice(0, 3);
     const out = compressContext(pending, { format: 'ai-sdk', counter });
     expect(out.report.repaired).toEqual([]);
     expect(out.messages).toEqual(pending);
   });
 
-  // Needs a core change (see the report): the approval request is read as a call, so a missing response is repaired with a denied one.
-  test.failing('an approval request whose response is missing but whose result is there needs no repair (needs core: CallRef.optional)', () => {
+  // The approval request is read as an optional call: a missing response used to be repaired with a denied one.
+  test('an approval request whose response is missing but whose result is there needs no repair (CallRef.optional)', () => {
     const noResponse = [flow[0], flow[1], flow[3], flow[4]];
     expect(validateMessages(noResponse, 'ai-sdk')).toEqual([]);
     expect(repairHistory(noResponse, { format: 'ai-sdk' }).actions).toEqual([]);

@@ -37,7 +37,7 @@ function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonl
 function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin: readonly number[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
   const actions: RepairAction[] = [];
-  const open = structure.turns.map((t) => t.calls.map((_, k) => k).filter((k) => t.answers[k] === undefined));
+  const open = structure.turns.map((t) => t.calls.map((_, k) => k).filter((k) => t.answers[k] === undefined && !t.excused[k]));
   const take = (t: number, k: number) => { open[t] = open[t].filter((c) => c !== k); };
   const replaced = new Map<number, M>();
   const movedFrom = new Set<number>();
@@ -159,7 +159,7 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
     else replaced.set(index, m);
   }
   for (const turn of structure.turns) {
-    const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined);
+    const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined && !turn.excused[k]);
     if (missing.length === 0) continue;
     for (const call of missing) {
       actions.push({ action: 'added-result', index: turn.opener, id: call.id, detail: `call ${call.id ?? call.name} (${call.name}) had no result; a synthetic error result was added` });

@@ -36,6 +36,12 @@ export interface CallTurn {
   /** Per call, the first result that answers it; undefined where none in the run does. */
   readonly answers: readonly (PlacedResult | undefined)[];
   /**
+   * Per call, true when it needs no answer in the history: it is `optional`, or it is `settledBy`
+   * another call of the turn that is answered, with nothing after the turn's results (the runtime
+   * runs it next). Such a call does not make the turn incomplete and is never repaired.
+   */
+  readonly excused: readonly boolean[];
+  /**
    * End (exclusive) of the results that belong to the turn as a unit: the run up to the first
    * message that answers no call not yet answered, and no further once every call is answered.
    */
@@ -143,9 +149,11 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
       // The unit ends at the first message that answers nothing new, or once all is answered.
       if (fresh === 0 || open === 0) unitOpen = false;
     }
+    const excused = calls.map((c, x) => answers[x] === undefined && (c.optional === true
+      || (c.settledBy !== undefined && k === to && calls.some((o, y) => o.id === c.settledBy && answers[y] !== undefined))));
     let complete = true;
-    for (let c = 0; c < calls.length; c++) if (!answers[c] || answers[c]!.index >= answeredEnd) complete = false;
-    turns.push({ ordinal, opener: i, openersEnd: j, runEnd: k, calls, answers, answeredEnd, complete });
+    for (let c = 0; c < calls.length; c++) if (!excused[c] && (!answers[c] || answers[c]!.index >= answeredEnd)) complete = false;
+    turns.push({ ordinal, opener: i, openersEnd: j, runEnd: k, calls, answers, excused, answeredEnd, complete });
     i = k;
   }
   return { from, to, turns, results };

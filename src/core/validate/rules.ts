@@ -49,7 +49,7 @@ export const callsAnswered: Rule<unknown> = {
   check({ structure }) {
     const out: Violation[] = [];
     for (const turn of structure.turns) {
-      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined).map((c) => idText(c.id, c.name));
+      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined && !turn.excused[k]).map((c) => idText(c.id, c.name));
       if (missing.length === 0) continue;
       out.push({
         index: turn.opener,

@@ -36,9 +36,12 @@ function callOf(part: Obj): CallRef {
   return { id: str(part.toolCallId), name: str(part.toolName) ?? '', arguments: callArguments(part) };
 }
 
-/** The call a `tool-approval-request` part is read as (see `APPROVAL_CALL_NAME`). */
+/**
+ * The call a `tool-approval-request` part is read as (see `APPROVAL_CALL_NAME`). It is optional:
+ * an approval still awaiting the user's answer, or one whose tool has already run, needs nothing added.
+ */
 function approvalCallOf(part: Obj): CallRef {
-  return { id: str(part.approvalId), name: APPROVAL_CALL_NAME, arguments: '' };
+  return { id: str(part.approvalId), name: APPROVAL_CALL_NAME, arguments: '', optional: true };
 }
 
 /** The result a `tool-result` or `tool-approval-response` part is read as. */
@@ -65,7 +68,10 @@ function readAssistantParts(parts: readonly AiSdkPart[]): { calls: readonly Call
     if (!isObj(part)) continue;
     if (part.type === 'tool-call') {
       if (!providerRuns(part)) {
-        (calls ??= []).push(callOf(part));
+        // A call waiting on an approval is run by the AI SDK once the approval is answered last.
+        const approval = parts.find((p) => isObj(p) && p.type === 'tool-approval-request' && p.toolCallId === part.toolCallId) as Obj | undefined;
+        const approvalId = approval ? str(approval.approvalId) : undefined;
+        (calls ??= []).push(approvalId === undefined ? callOf(part) : { ...callOf(part), settledBy: approvalId });
         continue;
       }
       const found = parts.find((p) => isObj(p) && p.type === 'tool-result' && p.toolCallId === part.toolCallId) as Obj | undefined;
