@@ -37,8 +37,8 @@ export interface CallTurn {
   readonly answers: readonly (PlacedResult | undefined)[];
   /**
    * Per call, true when it needs no answer in the history: it is `optional`, or it is `settledBy`
-   * another call of the turn that is answered, with nothing after the turn's results (the runtime
-   * runs it next). Such a call does not make the turn incomplete and is never repaired.
+   * another call of the turn that is answered by the history's last message (the runtime runs it
+   * next). Such a call does not make the turn incomplete and is never repaired.
    */
   readonly excused: readonly boolean[];
   /**
@@ -150,7 +150,7 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
       if (fresh === 0 || open === 0) unitOpen = false;
     }
     const excused = calls.map((c, x) => answers[x] === undefined && (c.optional === true
-      || (c.settledBy !== undefined && k === to && calls.some((o, y) => o.id === c.settledBy && answers[y] !== undefined))));
+      || (c.settledBy !== undefined && k === to && calls.some((o, y) => o.id === c.settledBy && answers[y] !== undefined && answers[y]!.index === to - 1))));
     let complete = true;
     for (let c = 0; c < calls.length; c++) if (!excused[c] && (!answers[c] || answers[c]!.index >= answeredEnd)) complete = false;
     turns.push({ ordinal, opener: i, openersEnd: j, runEnd: k, calls, answers, excused, answeredEnd, complete });

@@ -32,8 +32,8 @@ export interface CallRef {
   readonly arguments: string;
   /**
    * The id of another call of the same turn whose answer hands this call to the runtime (an AI SDK
-   * tool approval): when that call is answered and nothing follows the turn's results, this call
-   * is left for the runtime to run, not unanswered, and repair adds nothing for it.
+   * tool approval): when that call is answered by the history's last message, this call is left
+   * for the runtime to run, not unanswered, and repair adds nothing for it.
    */
   readonly settledBy?: string;
   /** True for a call that may go unanswered (an approval request whose tool has already run): never repaired, never reported. */
