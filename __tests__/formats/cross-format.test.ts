@@ -77,6 +77,26 @@ describe('providers on converted corpus histories', () => {
   });
 });
 
+describe('repair in the format\'s own shape', () => {
+  test('Gemini responses split over two contents are merged into one by compressContext, the caller\'s objects untouched', () => {
+    const contents = [
+      { role: 'user', parts: [{ text: 'Weather in Paris and Rome?' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'weather', args: { city: 'Paris' } }, thoughtSignature: 'c2ln' }, { functionCall: { name: 'weather', args: { city: 'Rome' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'weather', response: { sky: 'sun' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'weather', response: { sky: 'rain' } } }] },
+      { role: 'model', parts: [{ text: 'Sun in Paris, rain in Rome.' }] },
+    ];
+    const before = JSON.stringify(contents);
+    const { messages, report } = compressContext(contents, { provider: 'gemini' });
+    expect(report.repaired.map((a) => a.action)).toEqual(['merged-results']);
+    expect(report.violations).toEqual([]);
+    expect(messages).toHaveLength(4);
+    expect((messages[2] as { parts: unknown[] }).parts).toEqual([contents[2].parts[0], contents[3].parts[0]]);
+    expect(messages[1]).toBe(contents[1]);
+    expect(JSON.stringify(contents)).toBe(before);
+  });
+});
+
 describe('the CLI reads and writes each format\'s request body', () => {
   const cli = join(root, 'dist', 'src', 'cli', 'main.js');
   test.each(SUPPORTED_FORMATS)('examples/formats/%s.json: compress with --format and with auto keeps the body\'s shape, and the view is valid', (format) => {

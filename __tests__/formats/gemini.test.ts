@@ -369,7 +369,7 @@ describe('CORE gaps seen from Gemini', () => {
 
   // src/core/repair.ts: responses of one turn split over several contents are flagged
   // (responses-split) but repair has no way to merge them into one content.
-  test.failing('CORE: repair merges a turn\'s responses split over several contents into one', () => {
+  test('CORE: repair merges a turn\'s responses split over several contents into one', () => {
     const { messages } = repairHistory([user('go'), calls(fc('f', 'a'), fc('g', 'b')), responses(fr('f', 'a')), responses(fr('g', 'b'))], { format: 'gemini' });
     expect(validate(messages)).toEqual([]);
   });

@@ -94,6 +94,18 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
       break;
     }
   }
+  // A format that wants a turn's results in one message: a run split over several needs repair.
+  if (lens.mergeResults) {
+    for (const t of turns) {
+      if (t.runEnd - t.openersEnd < 2) continue;
+      let split = true;
+      for (let k = t.openersEnd; k < t.runEnd; k++) if (lens.read(messages[k]).kind !== 'result') split = false;
+      if (split) {
+        oddResultAt = oddResultAt < 0 ? t.openersEnd : Math.min(oddResultAt, t.openersEnd);
+        break;
+      }
+    }
+  }
   // The format's own atomic constraints (cut points its rules forbid), intersected with pairing.
   const joins = lens.atomicJoins ? lens.atomicJoins(messages, read) : undefined;
   const joined = (k: number) => joins !== undefined && k < n && joins[k] === 1;

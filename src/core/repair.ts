@@ -3,7 +3,7 @@ import { scanStructure, type CallTurn } from './structure.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
 export interface RepairAction {
-  readonly action: 'moved-result' | 'rekeyed-result' | 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'renamed-id' | 'reported';
+  readonly action: 'moved-result' | 'rekeyed-result' | 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'renamed-id' | 'merged-results' | 'reported';
   /** Index in the input history. */
   readonly index: number;
   readonly id?: string;
@@ -111,9 +111,43 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
 export function repairWithLens<M>(input: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
   const first = reattach(input, lens);
   const rest = completeAndPrune(first.messages, lens);
-  if (first.actions.length === 0) return rest;
-  const actions = [...first.actions, ...rest.actions.map((a) => ({ ...a, index: first.origin[a.index] ?? a.index }))];
-  return { messages: rest.messages, actions: actions.sort((a, b) => a.index - b.index) };
+  const merged = lens.mergeResults ? mergeRuns(rest.messages, lens) : { messages: rest.messages, actions: [] };
+  // Indexes of later passes are mapped back to the input where the earlier ones moved messages.
+  const restActions = first.actions.length === 0 ? rest.actions : rest.actions.map((a) => ({ ...a, index: first.origin[a.index] ?? a.index }));
+  if (first.actions.length === 0 && merged.actions.length === 0) return rest;
+  const actions = [...first.actions, ...restActions, ...merged.actions];
+  return { messages: merged.messages, actions: actions.sort((a, b) => a.index - b.index) };
+}
+
+/**
+ * For formats that want a turn's results in one message (`lens.mergeResults`): a run of several
+ * result-only messages after one call turn becomes one message. Runs that carry user text are left
+ * alone. Action indexes refer to the history this pass was given (already repaired).
+ */
+function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  const structure = scanStructure(messages, lens);
+  const actions: RepairAction[] = [];
+  const merges = new Map<number, { end: number; message: M }>();
+  for (const turn of structure.turns) {
+    const start = turn.openersEnd;
+    const end = turn.runEnd;
+    if (end - start < 2) continue;
+    let resultsOnly = true;
+    for (let i = start; i < end; i++) if (lens.read(messages[i]).kind !== 'result') resultsOnly = false;
+    if (!resultsOnly) continue;
+    merges.set(start, { end, message: lens.mergeResults!(messages.slice(start, end)) });
+    actions.push({ action: 'merged-results', index: start, detail: `the results of the call turn at messages[${turn.opener}] were split over messages[${start}..${end - 1}]; merged into one message` });
+  }
+  if (merges.size === 0) return { messages, actions };
+  const out: M[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = merges.get(i);
+    if (m) {
+      out.push(m.message);
+      i = m.end - 1;
+    } else out.push(messages[i]);
+  }
+  return { messages: out, actions };
 }
 
 /**

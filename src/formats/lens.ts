@@ -168,6 +168,13 @@ export interface MessageLens<M = unknown> {
    */
   addResults?(message: M, calls: readonly CallRef[], text: string): M | undefined;
   /**
+   * One message carrying every result of `messages` (result-only messages of one call turn's run,
+   * in order), for formats whose provider wants a turn's results in one message (Gemini: "the
+   * number of function response parts is equal to the number of function call parts"). Absent
+   * where separate result messages are right (OpenAI Chat's one `tool` message per call).
+   */
+  mergeResults?(messages: readonly M[]): M;
+  /**
    * A copy of `message` whose result at `slot` answers `call` in this format's shape (a `tool`
    * message with the call's id, for a result that had none, a malformed one, or the legacy
    * `function` role). Everything else in the message is kept.

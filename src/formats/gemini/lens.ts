@@ -150,6 +150,8 @@ export const geminiLens: MessageLens<GeminiContent> = {
   // Gemini has no system role inside `contents`: a summary is always a user content.
   summaryMessage: (text) => ({ role: 'user', parts: [{ text }] }),
   missingResults: (calls, text) => [{ role: 'user', parts: calls.map((call) => errorResponse(call, text)) }],
+  // All responses of a call turn go in one content: split ones are joined, parts in order.
+  mergeResults: (contents) => ({ ...contents[0], parts: contents.flatMap((c) => (Array.isArray(c.parts) ? c.parts : [])) }),
   addResults(c, calls, text) {
     // All responses of a turn go in one content; a content with the user's own text is left alone.
     if (isModelContent(c) || !Array.isArray(c.parts) || c.parts.some(isUserPart)) return undefined;
