@@ -350,7 +350,8 @@ describe('ctxfold help and version', () => {
     expect(r.stdout).toContain('ctxfold validate [options] [FILE|-]');
     expect(r.stdout).toContain('an array cannot carry the report');
     expect(r.stdout).toContain('--trim-tool-output [CHARS]');
-    expect(r.stdout).toContain(`--format ${[...SUPPORTED_FORMATS, 'auto'].join('|')}`);
+    expect(r.stdout).toContain(`--format FORMAT`);
+    expect(r.stdout).toContain(`message format of the input: ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}; auto detects it by evidence`);
     for (const code of ['0', '1', '2', '70']) expect(r.stdout).toMatch(new RegExp(`^ {2}${code} +\\S`, 'm'));
   });
 

@@ -113,13 +113,13 @@ export const FLAGS: readonly FlagSpec[] = [
     },
   },
   {
-    long: 'format', value: { name: FORMAT_CHOICES.join('|') }, commands: ['compress', 'validate'], fallback: 'auto',
-    summary: 'message format of the input; auto detects it',
+    long: 'format', value: { name: 'FORMAT' }, commands: ['compress', 'validate'], fallback: 'auto',
+    summary: `message format of the input: ${FORMAT_CHOICES.join(', ')}; auto detects it by evidence`,
     apply: (o, raw) => { o.format = format(raw); },
   },
   {
     long: 'provider', value: { name: 'NAME' }, commands: ['compress', 'validate'], fallback: "the format's own",
-    summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}; compress also fits call ids to its rules and fails (exit 1) when a view would break one`,
+    summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}; with compress, repair also fits call ids to it, and a view that breaks one of its rules exits 1`,
     apply: (o, raw) => {
       if (raw === undefined || !Object.hasOwn(PROFILES, raw)) throw new CliError(`--provider must be one of ${Object.keys(PROFILES).join(', ')}, got ${JSON.stringify(raw ?? '')}`);
       o.provider = raw;
