@@ -5,6 +5,7 @@ import {
   APPROVAL_CALL_NAME, callArguments, callPositions, contentText, isApprovalCall, isObj, partsOf, providerRuns, resultPositions, resultText,
 } from './parts.js';
 import type { AiSdkMessage, AiSdkPart } from './types.js';
+import { describe } from '../describe.js';
 
 type Obj = Record<string, unknown>;
 
@@ -18,14 +19,6 @@ const TOOL_PARTS: readonly string[] = Object.freeze(['tool-result', 'tool-approv
 const NO_CALLS: readonly CallRef[] = Object.freeze([]);
 const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
 const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 /** A malformed id (a finite number) as text, for repair to re-attach on; pairing never reads it. */

@@ -5,14 +5,7 @@ import { messageMediaTokens } from './media-tokens.js';
 import { serverToolJoins } from './server-tools.js';
 import { thinkingJoins } from './thinking.js';
 import type { AnthropicBlock, AnthropicMessage, AnthropicToolResultBlock } from './types.js';
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
+import { describe } from '../describe.js';
 
 /** A tool call's input as billed: its JSON text (the API takes an object; a string stays as sent). */
 function inputText(input: unknown): string {

@@ -2,17 +2,10 @@ import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { geminiPartMediaTokens } from './media-tokens.js';
 import type { GeminiContent, GeminiFunctionResponse, GeminiPart } from './types.js';
+import { describe } from '../describe.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
 
 /** The name Gemini's built-in code execution tool goes by; its runs are read as in-place calls. */
 export const CODE_EXECUTION_NAME = 'code_execution';

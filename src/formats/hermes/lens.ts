@@ -2,16 +2,9 @@ import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { isBlockError, readCallBlocks, readResponseBlocks, responseBlock, type Blocks, type ResponseBlock } from './blocks.js';
 import type { HermesMessage } from './types.js';
+import { describe } from '../describe.js';
 
 const ROLES: readonly string[] = Object.freeze(['system', 'user', 'assistant']);
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
 
 const NO_CALLS: readonly CallRef[] = Object.freeze([]);
 const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);

@@ -2,16 +2,9 @@ import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef
 import type { OpenAIChatMessage, OpenAIContentPart } from './types.js';
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { imagePartTokens } from './image-tokens.js';
+import { describe } from '../describe.js';
 
 const ROLES: readonly string[] = Object.freeze(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
 
 /** Joins the text of string or part-list content; non-text parts contribute nothing. */
 export function contentText(content: unknown): string {

@@ -1,5 +1,6 @@
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { IN_PLACE_TYPES, MESSAGE_ROLES, OUTPUT_OF, OUTPUT_TYPES } from './items.js';
+import { describe } from '../describe.js';
 
 /**
  * Why a value is not an item of a Responses `input` list: a field relative to the item and the
@@ -10,14 +11,6 @@ import { IN_PLACE_TYPES, MESSAGE_ROLES, OUTPUT_OF, OUTPUT_TYPES } from './items.
 
 type Obj = Record<string, unknown>;
 type Problem = { readonly field: string; readonly rule: string };
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

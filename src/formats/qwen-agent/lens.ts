@@ -2,19 +2,12 @@ import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { CONTENT_ITEM_KEYS, contentImageTokens, contentText } from './content.js';
 import type { QwenAgentMessage } from './types.js';
+import { describe } from '../describe.js';
 
 const ROLES: readonly string[] = Object.freeze(['system', 'user', 'assistant', 'function']);
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
 
 /** The `extra.function_id` of a message, when it is a string (the key that pairs a call and its result). */
 export function functionIdOf(m: QwenAgentMessage): string | undefined {
