@@ -1,4 +1,4 @@
-import { imageSize } from '../openai-chat/image-tokens.js';
+import { decodePrefix, imageSize } from '../openai-chat/image-tokens.js';
 import { isBlock, isInPlaceResultType } from './blocks.js';
 import type { AnthropicBlock, AnthropicMessage } from './types.js';
 
@@ -36,20 +36,6 @@ export function imageTokens(width: number, height: number): number {
   return Math.min(IMAGE_MAX_TOKENS, Math.ceil((w * h * area) / PIXELS_PER_TOKEN));
 }
 
-/** The first `count` bytes of base64 `data` (fewer when it is shorter or not base64). */
-function decodeBase64(data: string, count: number): Uint8Array {
-  const chars = Math.min(data.length, Math.ceil(count / 3) * 4);
-  let text: string;
-  try {
-    text = atob(data.slice(0, chars - (chars % 4)));
-  } catch {
-    return new Uint8Array(0);
-  }
-  const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
-  return out;
-}
-
 /** Bytes of an inline image decoded to find its size (a JPEG's frame header may follow its metadata). */
 const HEADER_BYTES = 64 * 1024;
 
@@ -58,7 +44,7 @@ type Source = { type?: unknown; data?: unknown; media_type?: unknown };
 function imageBlockTokens(block: AnthropicBlock): number {
   const source = block.source as Source | undefined;
   if (source && source.type === 'base64' && typeof source.data === 'string') {
-    const size = imageSize(decodeBase64(source.data, HEADER_BYTES));
+    const size = imageSize(decodePrefix(source.data, HEADER_BYTES));
     if (size) return imageTokens(size.width, size.height);
   }
   return IMAGE_MAX_TOKENS;

@@ -1,4 +1,4 @@
-import { imageSize } from '../openai-chat/image-tokens.js';
+import { decodePrefix, imageSize } from '../openai-chat/image-tokens.js';
 import type { GeminiPart } from './types.js';
 
 /**
@@ -30,20 +30,6 @@ export function geminiImageTokens(width: number, height: number): number {
 /** Bytes decoded from the start of inline data to find an image's size (a JPEG's frame header may follow its metadata). */
 const HEADER_BYTES = 64 * 1024;
 
-/** The first bytes of base64 `data` (up to `count`), or none when it is not base64. */
-function headerBytes(data: string, count: number): Uint8Array {
-  const chars = Math.min(data.length, Math.ceil(count / 3) * 4);
-  let text: string;
-  try {
-    text = atob(data.slice(0, chars - (chars % 4)));
-  } catch {
-    return new Uint8Array(0);
-  }
-  const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
-  return out;
-}
-
 const isImage = (mimeType: unknown) => typeof mimeType === 'string' && mimeType.toLowerCase().startsWith('image/');
 
 /** Tokens Gemini bills for one part's media (`inlineData` or `fileData`); 0 for a part without media. */
@@ -51,7 +37,7 @@ export function geminiPartMediaTokens(part: GeminiPart): number {
   const inline = part.inlineData;
   if (inline && typeof inline === 'object') {
     if (!isImage(inline.mimeType)) return GEMINI_MEDIA_UNIT_TOKENS;
-    const size = typeof inline.data === 'string' ? imageSize(headerBytes(inline.data, HEADER_BYTES)) : undefined;
+    const size = typeof inline.data === 'string' ? imageSize(decodePrefix(inline.data, HEADER_BYTES)) : undefined;
     return size ? geminiImageTokens(size.width, size.height) : geminiImageTokens(0, 0);
   }
   const file = part.fileData;

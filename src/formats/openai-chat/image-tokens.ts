@@ -29,8 +29,8 @@ export function tiledImageTokens(width: number, height: number): number {
   return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * Math.ceil(w / 512) * Math.ceil(h / 512);
 }
 
-/** The first `count` bytes of base64 `data`, or fewer when it is shorter or not base64. */
-function decodePrefix(data: string, count: number): Uint8Array {
+/** The first `count` bytes of base64 `data`, or fewer when it is shorter or not base64 (every format's image headers are read with it). */
+export function decodePrefix(data: string, count: number): Uint8Array {
   const chars = Math.min(data.length, Math.ceil(count / 3) * 4);
   let text: string;
   try {

@@ -1,5 +1,6 @@
 import type { CallRef, InPlaceCall, ResultRef } from '../lens.js';
 import type { ResponsesItem } from './types.js';
+import { contentText } from '../openai-chat/lens.js';
 
 /**
  * What each Responses item type is, and the texts it bills. One table for the lens, the rules and
@@ -65,21 +66,8 @@ export function typeOf(item: unknown): string | undefined {
   return o.type === undefined && typeof o.role === 'string' ? 'message' : undefined;
 }
 
-/** Text of a string or a list of parts (`text`, or `refusal`, of each part, joined); other parts add nothing. */
-export function partsText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  let out = '';
-  for (const part of content) {
-    if (typeof part === 'string') out += part;
-    else if (part && typeof part === 'object') {
-      const p = part as Obj;
-      if (typeof p.text === 'string') out += p.text;
-      else if (typeof p.refusal === 'string') out += p.refusal;
-    }
-  }
-  return out;
-}
+/** Text of a string or a list of parts (`text`, or `refusal`, of each part, joined); other parts add nothing. Same rule as OpenAI Chat content. */
+export const partsText = contentText;
 
 /** A value as the model is shown it: a string as is, anything else as JSON, nothing as ''. */
 export function jsonText(value: unknown): string {

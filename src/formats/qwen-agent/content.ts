@@ -1,4 +1,4 @@
-import { imageSize } from '../openai-chat/image-tokens.js';
+import { decodePrefix, imageSize } from '../openai-chat/image-tokens.js';
 import type { QwenAgentContentItem } from './types.js';
 
 /**
@@ -50,17 +50,7 @@ function inlineImageSize(url: string): { width: number; height: number } | undef
   if (!url.startsWith('data:')) return undefined;
   const comma = url.indexOf(',');
   if (comma < 0 || !url.slice(0, comma).endsWith(';base64')) return undefined;
-  const data = url.slice(comma + 1);
-  const chars = Math.min(data.length, Math.ceil(HEADER_BYTES / 3) * 4);
-  let text: string;
-  try {
-    text = atob(data.slice(0, chars - (chars % 4)));
-  } catch {
-    return undefined;
-  }
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return imageSize(bytes);
+  return imageSize(decodePrefix(url.slice(comma + 1), HEADER_BYTES));
 }
 
 /** Tokens of the image items of string or item-list content (0 for a string). */
