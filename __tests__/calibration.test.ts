@@ -49,4 +49,21 @@ describe('calibration from the usage a provider reports', () => {
       await compressor.close();
     }
   });
+
+  test('afterResponse (what adapters call) records usage and schedules the summary the plan asked for, once per chat at a time', async () => {
+    const compressor = createCompressor({ maxContextTokens: 3000 });
+    const samples: CompressorEvents['calibration'][] = [];
+    const starts: string[] = [];
+    compressor.on('calibration', (s) => samples.push(s));
+    compressor.on('summary:start', (e) => starts.push(e.chatId));
+    const { report } = await compressor.compress('c2', history);
+    expect(report.summarize).toBeDefined();
+    compressor.afterResponse('c2', history, report, { billedInputTokens: report.tokensAfter * 2, model: 'model-b' });
+    compressor.afterResponse('c2', history, report, { billedInputTokens: 0 }); // no usage: nothing recorded
+    await compressor.drain();
+    expect(samples).toHaveLength(1);
+    expect(samples[0]).toMatchObject({ chatId: 'c2', model: 'model-b', estimated: report.tokensAfter, billed: report.tokensAfter * 2, ratio: 0.5 });
+    expect(starts).toEqual(['c2']); // the second call folded into the running job
+    await compressor.close();
+  });
 });

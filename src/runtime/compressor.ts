@@ -54,6 +54,14 @@ export interface RequestExtras {
   readonly response_format?: unknown;
 }
 
+/** What an adapter read from the model's response (all optional). */
+export interface ResponseFacts {
+  /** The input tokens the provider billed for the view (`usage.prompt_tokens`, `usage.inputTokens`, ...). */
+  readonly billedInputTokens?: number;
+  /** The model that answered, for per-model calibration. */
+  readonly model?: string;
+}
+
 /** The request shape `wrap` understands: anything with `messages` (other fields pass through). */
 export interface ChatRequest<M = unknown> extends ChatIdCarrier {
   readonly messages: M[];
@@ -93,6 +101,13 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
    * summarizer. `request` (optional) brings the reply's `max_tokens` and the tools to account for.
    */
   compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M>>;
+  /**
+   * What an adapter calls once the model answered a view from `compress`: records the provider's
+   * billed input tokens against the view's count (calibration) and, when the plan asked for one,
+   * schedules the chat's background summary of `messages` (the full history, not the view). Never
+   * waits for a summarizer; `wrap` does exactly this after its handler returns.
+   */
+  afterResponse(chatId: string, messages: readonly unknown[], report: CompressResult<unknown>['report'], response?: ResponseFacts): void;
   /** Asks for a background summary of this history when it is over the threshold. Never waits for it. */
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
   /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
@@ -250,6 +265,17 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     return scheduler.trigger(chatId, messages.slice());
   }
 
+  function afterResponse(chatId: string, messages: readonly unknown[], report: CompressResult<unknown>['report'], response?: ResponseFacts): void {
+    const billed = response?.billedInputTokens;
+    if (typeof billed === 'number' && Number.isFinite(billed) && billed > 0) {
+      const model = typeof response?.model === 'string' && response.model !== '' ? response.model : o.model ?? 'default';
+      const sample = calibration.record(chatId, model, report.tokensAfter, billed);
+      if (sample) emit('calibration', sample);
+    }
+    // After the response: summarize in the background only when the history asks for it.
+    if (report.summarize) schedule(chatId, messages);
+  }
+
   return {
     wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>) {
       return async (request: R): Promise<Res> => {
@@ -257,17 +283,12 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
         const chatId = chatIdOf(request);
         const { messages, report } = await compress(chatId, request.messages, request as RequestExtras);
         const response = await handler({ ...request, messages });
-        const billed = billedInputTokens(response);
-        if (billed !== undefined) {
-          const sample = calibration.record(chatId, modelOf(request as RequestExtras), report.tokensAfter, billed);
-          if (sample) emit('calibration', sample);
-        }
-        // After the response: summarize in the background only when the history asks for it.
-        if (report.summarize) schedule(chatId, request.messages);
+        afterResponse(chatId, request.messages, report, { billedInputTokens: billedInputTokens(response), model: modelOf(request as RequestExtras) });
         return response;
       };
     },
     compress,
+    afterResponse,
     schedule(chatId, messages) {
       const { report } = analyzeContext(messages, { ...planning, chatId });
       return report.summarize ? schedule(chatId, messages) : 'not-needed';
