@@ -1,5 +1,6 @@
 import { get_encoding, get_encoding_name_for_model, type Tiktoken, type TiktokenEncoding, type TiktokenModel } from 'tiktoken';
 import type { TextCounter } from './counter.js';
+import { piecesSplitter, splitsLikeTiktoken } from './pretokenize.js';
 
 /**
  * The only module that loads tiktoken. One WASM encoder per encoding is shared by the whole
@@ -116,7 +117,57 @@ export function countInPieces(text: string, encode: (piece: string) => number): 
   return total;
 }
 
-/** A text counter on tiktoken's `encoding`, looked up per count so it keeps working after `freeEncoders()`. */
+/** Most pieces one counter remembers; past it the older half is dropped (two generations). */
+const MAX_PIECES = 1 << 16;
+
+/**
+ * A text counter on tiktoken's `encoding`, looked up per count so it keeps working after
+ * `freeEncoders()`. For o200k_base and cl100k_base a text whose characters split alike in both
+ * regex engines (`splitsLikeTiktoken`) is split into tiktoken's own pieces in JavaScript, and only
+ * pieces this counter has not seen are encoded: the count of encoding the whole text, at a
+ * fraction of the cost. A piece of `LONG_RUN` length is counted in `RUN_SLICE_CHARS` slices, as
+ * `countInPieces` does, and a text longer than `WINDOW_CHARS` is split in windows. The piece
+ * memory is this counter's own and bounded (`MAX_PIECES`).
+ */
 export function tiktokenCounter(encoding: TiktokenEncoding): TextCounter {
-  return (t) => countInPieces(t, (piece) => sharedEncoder(encoding).encode_ordinary(piece).length);
+  const whole = (text: string) => sharedEncoder(encoding).encode_ordinary(text).length;
+  const split = piecesSplitter(encoding);
+  if (split === undefined) return (t) => countInPieces(t, whole);
+  let young = new Map<string, number>();
+  let old = new Map<string, number>();
+  let total = 0;
+  const addPiece = (piece: string) => {
+    if (piece.length >= 256) {
+      // One piece this long is a run of letters or punctuation: sliced, never remembered.
+      for (let k = 0; k < piece.length; k += RUN_SLICE_CHARS) total += whole(piece.slice(k, k + RUN_SLICE_CHARS));
+      return;
+    }
+    let n = young.get(piece);
+    if (n === undefined) {
+      n = old.get(piece) ?? whole(piece);
+      if (young.size >= MAX_PIECES) {
+        old = young;
+        young = new Map();
+      }
+      young.set(piece, n);
+    }
+    total += n;
+  };
+  const byPieces = (text: string) => {
+    total = 0;
+    split(text, addPiece);
+    return total;
+  };
+  return (t) => {
+    if (t.length === 0) return 0;
+    if (!splitsLikeTiktoken(t)) return countInPieces(t, whole);
+    if (t.length <= WINDOW_CHARS) return byPieces(t);
+    let sum = 0;
+    for (let start = 0; start < t.length;) {
+      const end = windowEnd(t, start);
+      sum += byPieces(t.slice(start, end));
+      start = end;
+    }
+    return sum;
+  };
 }
