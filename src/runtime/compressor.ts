@@ -11,11 +11,14 @@ import { billedInputTokens, Calibration, type CalibrationSample, type Calibratio
 import { countInSlices } from './count-in-slices.js';
 import { createHistoryCache, type HistoryCache } from './history-cache.js';
 import { checkCompressorOptions, planOptionsOf, type CompressOptions, type ResolvedCompressOptions } from './options.js';
+import type { FormatName } from '../formats/lens.js';
+import { profileFor } from '../formats/profiles.js';
+import type { Profile } from '../core/validate/validate.js';
 import { ChatScheduler, type TriggerOutcome } from './scheduler.js';
 import { runSummaryJob, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
 
 /** Options of `createCompressor`: planning options plus where state lives and who summarizes. */
-export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary' | 'historyCache' | 'chatId'> {
+export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary' | 'historyCache' | 'chatId' | 'tools' | 'responseFormat' | 'instructions'> {
   /** Where summaries are kept. Default: a `MemoryStore` (use `SqliteStore` to survive restarts). */
   store?: StateStore;
   /** Who writes summaries. Default: the extractive summarizer (no network); `null` disables summaries. */
@@ -44,6 +47,8 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
 /** Fields of a request that change what fits: the reply's reserve, tool definitions, a response schema. */
 export interface RequestExtras {
   readonly model?: unknown;
+  /** Wire format of this request's messages, when the caller knows it (an adapter per endpoint); default: the compressor's `format`. */
+  readonly format?: FormatName;
   /** Instructions outside the list (Anthropic `system`, Responses `instructions`): counted into the request. */
   readonly system?: unknown;
   readonly instructions?: unknown;
@@ -135,12 +140,17 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     ?? (plan.maxContextTokens !== undefined ? Math.floor(plan.maxContextTokens * 0.75) : undefined);
   const historyCache = o.historyCache ?? createHistoryCache();
   const counter = o.counter ?? createTokenCounter({ model: o.model });
-  const format = o.format ?? 'auto';
+  const provider = o.provider === undefined ? undefined : profileFor(o.provider, 'options.provider') as Profile<unknown>;
+  if (provider && o.format !== undefined && o.format !== 'auto' && o.format !== provider.lens.format) {
+    throw new InputError('options.provider', `${JSON.stringify(o.provider)} reads ${provider.lens.format} messages, but options.format is ${JSON.stringify(o.format)}`);
+  }
+  const format = o.format ?? provider?.lens.format ?? 'auto';
   /** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
   const planning: { -readonly [K in keyof ResolvedCompressOptions]: ResolvedCompressOptions[K] } = {
     plan: { ...plan, compressionThresholdTokens: threshold },
     reserveOutputTokens: 0,
     format,
+    provider,
     model: o.model,
     counter,
     repair: o.repair ?? true,
@@ -212,9 +222,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     const tools = Array.isArray(request?.tools) ? request.tools : undefined;
     const correction = o.calibrate ? calibration.correction(modelOf(request)) : 1;
     const instructions = request?.system ?? request?.instructions;
-    if (reserve === 0 && tools === undefined && request?.response_format === undefined && correction === 1 && instructions === undefined) return planning;
+    const format = request?.format ?? planning.format;
+    if (reserve === 0 && tools === undefined && request?.response_format === undefined && correction === 1 && instructions === undefined && format === planning.format) return planning;
     return {
       ...planning,
+      format,
       plan: { ...planning.plan, maxContextTokens: window !== undefined ? Math.max(1, Math.floor((window - reserve) * correction)) : undefined },
       reserveOutputTokens: reserve,
       tools,
@@ -230,7 +242,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     // while the store answers; the view is still made of the caller's own message objects.
     const messages = given.slice();
     // A long history is counted in slices first, so its cold count never blocks other requests.
-    const recalled = await countInSlices(historyCache, chatId, messages, counter, format);
+    const recalled = await countInSlices(historyCache, chatId, messages, counter, request?.format ?? format);
     let state: ChatState | undefined;
     let storeFailed = false;
     try {

@@ -103,6 +103,7 @@ const compressorSchema = z.strictObject({
   chatId: z.custom<unknown>((v) => typeof v === 'function', { error: (issue) => `must be a function (request) => string | undefined, got ${describe(issue.input)}` }).optional(),
   historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
   calibrate: z.boolean({ error: (issue) => `must be true or false, got ${describe(issue.input)}` }).optional(),
+  provider: z.string({ error: (issue) => `must be a provider profile name, got ${describe(issue.input)}` }).optional(),
 });
 
 /** The names an option is often mistaken for, and what it is called here. */

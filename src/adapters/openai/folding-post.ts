@@ -1,0 +1,105 @@
+import type { OpenAI } from 'openai';
+import type { Stream } from 'openai/core/streaming';
+import type { CompressResult } from '../../runtime/compress.js';
+import type { Compressor } from '../../runtime/compressor.js';
+import { chatIdOfBody, type ChatIdOf } from './chat-id.js';
+import { endpointAt, isFields, type Endpoint, type Fields } from './endpoints.js';
+import { watchedStream } from './observe-stream.js';
+
+/** The client's `post`, whose options may be a promise: the SDK's own resources call it with `{ body, ...options, stream }`. */
+type Post = OpenAI['post'];
+type PostOptions = Awaited<NonNullable<Parameters<Post>[1]>>;
+
+/** What a wrapper needs to fold a call: its compressor, how it reads chat ids, and where it warns. */
+export interface Folding {
+  readonly compressor: Compressor;
+  readonly chatId?: ChatIdOf;
+  /** Called when a chat id had to be fingerprinted (the wrapper warns once). */
+  readonly onFingerprint: () => void;
+}
+
+/** One folded call, kept until its response: what `afterResponse` is told. */
+interface FoldedCall {
+  readonly endpoint: Endpoint;
+  readonly chatId: string;
+  /** The history as the request carried it (the caller's objects; a copy of the list). */
+  readonly history: readonly unknown[];
+  readonly report: CompressResult<unknown>['report'];
+  readonly model?: string;
+  readonly stream: boolean;
+  answered: boolean;
+}
+
+const isStream = (v: unknown): v is Stream<Fields> => isFields(v) && typeof (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function' && isFields(v.controller);
+
+/**
+ * Replaces the body's history by the compressor's view, in a copy of the request options (the
+ * caller's body, list and messages are never changed). A body without a history to fold is sent as is.
+ */
+async function fold(endpoint: Endpoint, given: PostOptions | undefined, folding: Folding): Promise<{ options: PostOptions | undefined; call?: FoldedCall }> {
+  const body = given?.body;
+  if (!isFields(body)) return { options: given };
+  const carried = endpoint.history(body);
+  if (carried === undefined) return { options: given };
+  const history = carried.slice();
+  const { chatId, fingerprinted } = chatIdOfBody(body, history, folding.chatId);
+  if (fingerprinted) folding.onFingerprint();
+  const { messages, report } = await folding.compressor.compress(chatId, history, endpoint.extras(body));
+  const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
+  return {
+    options: { ...given, body: { ...body, [endpoint.listField]: messages } },
+    call: { endpoint, chatId, history, report, model, stream: given?.stream === true || body.stream === true, answered: false },
+  };
+}
+
+/**
+ * Tells the compressor the model answered: once per call, with the billed input tokens when the
+ * response carries usage, and never for a response that says the model failed. A stream is told
+ * once it has ended (its usage is read from the items as they pass).
+ */
+function answered<T>(data: T, call: FoldedCall, folding: Folding, client: object): T {
+  const tell = (billedInputTokens: number | undefined) => {
+    if (call.answered) return;
+    call.answered = true;
+    // Calibration is kept under the model the request named: the budget correction looks it up so.
+    folding.compressor.afterResponse(call.chatId, call.history, call.report, { billedInputTokens, model: call.model });
+  };
+  if (call.stream && isStream(data)) {
+    let billed: number | undefined;
+    let failed = false;
+    return watchedStream(data, client, {
+      onItem: (item) => {
+        const signal = isFields(item) ? call.endpoint.streamSignal(item) : {};
+        billed = signal.billedInputTokens ?? billed;
+        failed ||= signal.failed === true;
+      },
+      onEnd: () => {
+        if (!failed) tell(billed);
+      },
+    }) as T;
+  }
+  if (isFields(data) && !call.endpoint.failed(data)) tell(call.endpoint.billed(data));
+  return data;
+}
+
+/**
+ * The `post` of a wrapped client: a call to a folded endpoint (`/chat/completions`, `/responses`)
+ * sends the compressor's view of its history and reports the response to the compressor; every
+ * other call is the client's own. It returns the SDK's own `APIPromise` (made by the client's
+ * `post` and `_thenUnwrap`), so `.withResponse()`, `.asResponse()` and the SDK's helpers work.
+ * A call that fails (HTTP error, connection, an error from `compress`) rejects as it would
+ * without the wrapper and reports nothing.
+ */
+export function foldingPost(client: OpenAI, folding: Folding): Post {
+  return function post<Rsp>(path: string, opts?: Parameters<Post>[1]) {
+    const endpoint = endpointAt(path);
+    if (endpoint === undefined) return client.post<Rsp>(path, opts);
+    let call: FoldedCall | undefined;
+    const folded = Promise.resolve(opts).then(async (given) => {
+      const prepared = await fold(endpoint, given, folding);
+      call = prepared.call;
+      return prepared.options ?? {};
+    });
+    return client.post<Rsp>(path, folded)._thenUnwrap((data) => (call ? answered(data, call, folding, client) : data));
+  };
+}
