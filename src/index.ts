@@ -22,6 +22,8 @@ export { MemoryStore } from './store/memory-store.js';
 export { createExtractiveSummarizer } from './summarize/extractive.js';
 /** A summarizer on any OpenAI-compatible `/chat/completions` endpoint. */
 export { createLlmSummarizer } from './summarize/llm.js';
+/** A summarizer on your own model call (`generateText`, an `openai` client, ...): the same prompt and checks as the LLM summarizer. */
+export { summarizerFromFunction } from './summarize/from-function.js';
 /** A token counter (tiktoken by default) whose text cache is bounded by bytes. */
 export { createTokenCounter } from './tokens/counter.js';
 /** Per-chat memory of recent histories, so a chat's next request costs only its new messages. */
@@ -50,5 +52,6 @@ export type { ChatState, StateStore } from './store/state.js';
 export type { SummarizeRequest, Summarizer } from './summarize/summarizer.js';
 export type { ExtractiveSummarizerOptions } from './summarize/extractive.js';
 export type { LlmSummarizerOptions } from './summarize/llm.js';
+export type { FunctionSummarizerOptions, SummaryFunction, SummaryFunctionCall, SummaryPrompt } from './summarize/from-function.js';
 export type { TextCounter, TokenCounter, TokenCounterOptions } from './tokens/counter.js';
 export type { SummarizerFailure } from './errors.js';

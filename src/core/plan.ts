@@ -30,6 +30,14 @@ export interface PlanOptions {
   readonly alternateRoles?: boolean;
   /** Tokens added once per request (reply priming). */
   readonly requestOverheadTokens: number;
+  /**
+   * Fold in steps: when the view must drop groups for the budget, it resumes only at a cut point,
+   * and cut points lie about `(1 - lowWaterMark) x maxContextTokens` tokens apart. They depend on
+   * each group's position and tokens alone, so a history that grows by appending keeps its cut
+   * points and its views keep the same prefix (which providers cache) until the next step.
+   * 1 (or absent) resumes right after the last group that had to go.
+   */
+  readonly lowWaterMark?: number;
 }
 
 /** A summary resolved against the history: its text and where the messages it covers end. */
@@ -61,6 +69,8 @@ export interface PlanDecisions {
   readonly summaryShortened: boolean;
   /** End of the messages the summary replaces (= headEnd when none is applied). */
   readonly coveredEnd: number;
+  /** Where the view resumes after what it summarized or dropped before the kept part (a group start, or `coveredEnd`). */
+  readonly cutAt: number;
   readonly dropped: readonly DroppedRange[];
   readonly collapsed: readonly CollapsedResult[];
   /** True when even the smallest valid view is over `maxContextTokens`. */
@@ -104,6 +114,43 @@ export interface PlanInput<M> {
    * plan drops them whatever else it decides, and the threshold counts as reached. Default: none.
    */
   readonly countedFrom?: number;
+}
+
+/**
+ * True when the group starting at `start` is a cut point for steps of `step` tokens: a pseudo-random
+ * draw from its position, against its share of a step, so cut points lie about `step` tokens apart
+ * on average and never move when messages are appended after them. A pinned group is never one.
+ */
+function isCutPoint(start: number, grouping: Grouping, tokens: ArrayLike<number>, step: number): boolean {
+  if (grouping.pinned[start]) return false;
+  const g = grouping.groupOf[start];
+  let t = 0;
+  for (let k = start; k < tokens.length && grouping.groupOf[k] === g; k++) t += tokens[k];
+  // mulberry32-style mix of the position: the same group start always draws the same number.
+  let h = Math.imul(start ^ 0x9e3779b9, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 4294967296 < t / step;
+}
+
+/**
+ * Where the next summary should end: it folds the oldest groups not yet summarized (all that were
+ * never counted among them) until the view without them is at the low-water mark of the
+ * threshold, so the summary replaces what the budget cannot hold and the recent turns stay as
+ * they were. At least one group; never into the kept tail.
+ */
+function foldEnd(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: number, countedFrom: number, tStart: number, untrimmed: number, options: PlanOptions): number {
+  const trigger = Math.min(options.compressionThresholdTokens ?? Infinity, options.maxContextTokens ?? Infinity);
+  if (!Number.isFinite(trigger)) return tStart;
+  const target = trigger * (options.lowWaterMark ?? 1);
+  const { groupOf, pinned } = grouping;
+  let j = Math.max(coveredEnd, Math.min(countedFrom, tStart));
+  let t = untrimmed;
+  do {
+    const g = groupOf[j];
+    for (; j < tStart && groupOf[j] === g; j++) if (!pinned[j] && j >= countedFrom) t -= tokens[j];
+  } while (j < tStart && t > target);
+  return j;
 }
 
 /** The text of a note put between two turns of one role that a cut brought together. */
@@ -263,6 +310,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       total += after - tokens[i];
     }
   }
+  let cutAt = coveredEnd;
   if ((max !== undefined && total > max) || countedFrom > coveredEnd) {
     // Drop the oldest whole groups until the view fits; the current turn is never dropped. This
     // walks the typed arrays only (group of each message, pinned system groups): a long history
@@ -285,7 +333,28 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       i = j;
     };
     // Messages never counted are dropped first: the counted ones after them already fill the budget.
-    while (i < protectedStart && (i < countedFrom || (max !== undefined && total > max))) dropGroup();
+    while (i < protectedStart && i < countedFrom) dropGroup();
+    if (max !== undefined && total > max) {
+      while (i < protectedStart && total > max) dropGroup();
+      // Fold in steps: go on to the next cut point, unless that would leave out more than two steps' worth.
+      const step = max * (1 - (options.lowWaterMark ?? 1));
+      if (step >= 1) {
+        const floor = total - 2 * step;
+        let j = i;
+        let t = total;
+        while (j < protectedStart && !isCutPoint(j, grouping, tokens, step)) {
+          const g = grouping.groupOf[j];
+          let k = j;
+          while (k < n && grouping.groupOf[k] === g) {
+            if (!grouping.pinned[j]) t -= tokens[k];
+            k++;
+          }
+          j = k;
+          if (t < floor) break;
+        }
+        if (j < protectedStart && t >= floor) while (i < j) dropGroup();
+      }
+    }
     // A format whose views must not go on with a model turn right after a cut gets a short note
     // of what was left out before it (a user message), paid for like anything else in the view.
     if (lens.leadsWithUser && !summaryMessage && i > coveredEnd) {
@@ -304,6 +373,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
         dropGroup();
       }
     }
+    cutAt = i;
   }
   const out: M[] = [];
   /** 1 where the plan left something out or put something in right before `out[k]`. */
@@ -342,7 +412,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   const threshold = options.compressionThresholdTokens;
   // Uncounted messages mean the counted ones alone passed the budget and the threshold.
   if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < tStart) {
-    summarize = { start: coveredEnd, end: tStart };
+    summarize = { start: coveredEnd, end: foldEnd(grouping, tokens, coveredEnd, countedFrom, tStart, untrimmed, options) };
   }
   return {
     messages: out,
@@ -361,6 +431,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       summaryAllowedTokens,
       summaryShortened,
       coveredEnd,
+      cutAt,
       dropped: droppedRanges(reason),
       collapsed: collapsedFinal,
       overBudget,

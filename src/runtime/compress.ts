@@ -17,7 +17,7 @@ import { createTokenCounter, type TokenCounter } from '../tokens/counter.js';
 import { MESSAGE_OVERHEAD_TOKENS } from '../tokens/accounting.js';
 import { encodingForModel } from '../tokens/tiktoken.js';
 import { Fingerprints } from './fingerprints.js';
-import type { Recall } from './history-cache.js';
+import type { Recall, ViewTrace } from './history-cache.js';
 import { resolveCompressOptions, type CompressOptions, type ResolvedCompressOptions, type SummaryInput } from './options.js';
 
 /** One message left out of the view. */
@@ -74,6 +74,12 @@ export interface CompressReport {
   /** With `provider`: every rule of its profile the view breaks (empty when it accepts the view). */
   readonly violations?: readonly Violation[];
   readonly overBudget: boolean;
+  /**
+   * With a chat memory (`historyCache` + `chatId`): tokens of the leading messages of this view
+   * that are identical to the chat's previous view (what a provider's prompt cache can reuse;
+   * instructions and tools outside the list are not included). 0 for a chat's first view.
+   */
+  readonly prefixTokensShared?: number;
   /** When over the threshold: the messages a summarizer should fold in next, by index and id. */
   readonly summarize?: { readonly start: number; readonly end: number; readonly ids: readonly string[] };
   readonly notes: readonly string[];
@@ -156,12 +162,12 @@ function requestExtraTokens(options: ResolvedCompressOptions, counter: TokenCoun
   };
   options.tools?.forEach((tool, i) => { n += counter.text(json(tool, `options.tools[${i}]`)) + TOOL_OVERHEAD_TOKENS; });
   if (options.responseFormat !== undefined) n += counter.text(json(options.responseFormat, 'options.responseFormat'));
-  // Instructions outside the list are billed as their text (a string, or the text leaves of blocks).
+  // Instructions outside the list are billed as a system message of their text (a string, or the text leaves of blocks).
   const instructions = options.instructions;
-  if (typeof instructions === 'string') n += counter.text(instructions) + MESSAGE_OVERHEAD_TOKENS;
+  if (typeof instructions === 'string') n += counter.text(instructions) + MESSAGE_OVERHEAD_TOKENS + 1;
   else if (instructions !== undefined && instructions !== null) {
     json(instructions, 'options.instructions');
-    n += counter.text(textLeaves(instructions).join('\n')) + MESSAGE_OVERHEAD_TOKENS;
+    n += counter.text(textLeaves(instructions).join('\n')) + MESSAGE_OVERHEAD_TOKENS + 1;
   }
   return n;
 }
@@ -250,6 +256,50 @@ export interface ContextAnalysis<M> extends CompressResult<M> {
 
 const NOTHING_SHARED: Recall = { shared: 0 };
 
+/**
+ * What a view is made of, message by message: a kept message by its index in the history, a
+ * message the plan made (summary, note, collapsed result) by its JSON text; and its tokens.
+ */
+function viewTrace<M>(view: readonly M[], input: readonly M[], d: PlanDecisions, counts: ArrayLike<number>, count: (m: M) => number): ViewTrace {
+  const keys: (number | string)[] = [];
+  const tokens: number[] = [];
+  const collapsed = new Set(d.collapsed.map((c) => c.index));
+  let range = 0;
+  let k = 0;
+  const nextKept = () => {
+    for (;;) {
+      while (range < d.dropped.length && d.dropped[range].end <= k) range++;
+      if (range < d.dropped.length && d.dropped[range].start <= k) k = d.dropped[range].end;
+      else return k;
+    }
+  };
+  for (const m of view) {
+    const at = nextKept();
+    if (at < input.length && m === input[at]) {
+      keys.push(at);
+      tokens.push(counts[at]);
+      k = at + 1;
+    } else {
+      keys.push(JSON.stringify(m));
+      tokens.push(count(m));
+      if (at < input.length && collapsed.has(at)) k = at + 1;
+    }
+  }
+  return { keys, tokens };
+}
+
+/** Tokens of the leading entries two view traces share; a kept message counts only inside the history prefix known to be unchanged. */
+function sharedPrefixTokens(previous: ViewTrace, current: ViewTrace, unchanged: number): number {
+  let n = 0;
+  const limit = Math.min(previous.keys.length, current.keys.length);
+  for (let e = 0; e < limit; e++) {
+    const key = current.keys[e];
+    if (key !== previous.keys[e] || (typeof key === 'number' && key >= unchanged)) break;
+    n += current.tokens[e];
+  }
+  return n;
+}
+
 /** Plans a view like `compressContext`, on options already checked, and also returns what it used. */
 export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], options: ResolvedCompressOptions): ContextAnalysis<M> {
   const counter = counterFor(options);
@@ -315,17 +365,21 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       overheadTokens: counter.requestOverhead + extraTokens,
     });
   }
-  if (cache && input === messages) {
-    // A snapshot: callers append to their arrays in place, and the counts are for this content.
-    const snapshot = known && counts === known.counts ? known.messages : messages.slice();
-    cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids });
-  }
+  const remembered = cache && input === messages ? known : undefined;
   const plan = planView({
     messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead + extraTokens, alternateRoles: options.provider?.alternates }, summary: resolvedSummary,
     shortenSummary: options.shortenSummary ?? ((text, maxTokens) => keepNewestLines(text, maxTokens, counter.text)),
     countedFrom,
   });
   const d = plan.decisions;
+  let prefixTokensShared: number | undefined;
+  if (cache && input === messages) {
+    const trace = viewTrace(plan.messages, input, d, counts, (m) => counter.message(m, lens));
+    prefixTokensShared = remembered?.view ? sharedPrefixTokens(remembered.view, trace, shared) : 0;
+    // A snapshot: callers append to their arrays in place, and the counts are for this content.
+    const snapshot = known && counts === known.counts ? known.messages : messages.slice();
+    cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids, view: trace });
+  }
   const listDropped = memo(() => {
     const out: DroppedMessage[] = [];
     for (const r of d.dropped) for (let i = r.start; i < r.end; i++) out.push({ index: i, id: idOf(i), reason: r.reason });
@@ -389,6 +443,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       repaired,
       violations: options.provider ? checkProfile(plan.messages, options.provider as Profile<M>) : undefined,
       overBudget: d.overBudget,
+      prefixTokensShared,
       summarize,
       notes,
     },

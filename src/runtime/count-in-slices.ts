@@ -2,8 +2,15 @@ import { buildGroups } from '../core/groups.js';
 import type { MessageLens } from '../formats/lens.js';
 import { selectLens } from '../formats/registry.js';
 import type { TokenCounter } from '../tokens/counter.js';
-import type { HistoryCache, Recall } from './history-cache.js';
+import type { HistoryCache, Recall, ViewTrace } from './history-cache.js';
 import { inSlices } from './slices.js';
+
+/** The leading entries of a view trace that stand for messages below `unchanged` (or for made messages). */
+function viewBefore(view: ViewTrace, unchanged: number): ViewTrace {
+  let e = 0;
+  while (e < view.keys.length && !(typeof view.keys[e] === 'number' && (view.keys[e] as number) >= unchanged)) e++;
+  return e === view.keys.length ? view : { keys: view.keys.slice(0, e), tokens: view.tokens.slice(0, e) };
+}
 
 /** Below this many new messages a history is counted synchronously by the plan itself. */
 const SLICE_FROM_MESSAGES = 512;
@@ -27,7 +34,8 @@ export async function countInSlices(cache: HistoryCache, chatId: string, message
   await inSlices(n - shared, (k) => { counts[shared + k] = counter.message(messages[shared + k], lens); });
   const grouping = buildGroups(messages, lens, known ? { grouping: known.grouping, shared } : undefined);
   const ids = known ? known.ids.slice(0, shared) : [];
-  const history = { messages: messages.slice(), counts, grouping, format: lens.format, ids };
+  // The previous view's make-up carries over for the part of the history that is unchanged.
+  const history = { messages: messages.slice(), counts, grouping, format: lens.format, ids, view: known?.view ? viewBefore(known.view, shared) : undefined };
   cache.remember(chatId, history);
   return { history, shared: n };
 }

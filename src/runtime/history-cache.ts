@@ -14,6 +14,14 @@ export interface RememberedHistory {
   readonly format: FormatName;
   /** Message ids computed so far, by position (holes where none was needed yet). */
   readonly ids: string[];
+  /** What that view was made of, for the prefix the next view shares with it. */
+  readonly view?: ViewTrace;
+}
+
+/** A view, message by message: a kept message by its history index, a made one by its JSON text; with the tokens of each. */
+export interface ViewTrace {
+  readonly keys: readonly (number | string)[];
+  readonly tokens: readonly number[];
 }
 
 /** A history matched against its chat's remembered one: that history, and how many leading messages they share. */

@@ -28,6 +28,9 @@ export interface SummaryInput {
 /** Default character threshold for `toolOutputTrim: true`. */
 export const DEFAULT_COLLAPSE_MIN_CHARS = 2000;
 
+/** Default `lowWaterMark`: a fold drops to 70% of the budget, leaving 30% for the next turns to append. */
+export const DEFAULT_LOW_WATER_MARK = 0.7;
+
 /** Default `keepFirst` / `keepLast`. */
 export const DEFAULT_KEEP_FIRST = 1;
 export const DEFAULT_KEEP_LAST = 6;
@@ -61,6 +64,9 @@ const planningShape = {
   }).optional(),
   summaryRole: z.enum(['user', 'system'], { error: (issue) => `must be "user" or "system", got ${describe(issue.input)}` }).optional(),
   reserveOutputTokens: integer(0),
+  lowWaterMark: z.number({ error: (issue) => `must be a number in (0, 1], got ${describe(issue.input)}` })
+    .gt(0, { error: (issue) => `must be a number in (0, 1], got ${describe(issue.input)}` })
+    .lte(1, { error: (issue) => `must be a number in (0, 1], got ${describe(issue.input)}` }).optional(),
 };
 
 const formatShape = {
@@ -182,6 +188,14 @@ export interface CompressOptions {
   /** Role of the summary message. Default `user` (accepted by every OpenAI-compatible backend). */
   summaryRole?: 'system' | 'user';
   /**
+   * Fold in steps: when a view must drop turns for the budget, it resumes at a cut point, and cut
+   * points lie about (1 - lowWaterMark) of the budget apart, placed by each turn's position and
+   * size alone. A chat that grows by appending then keeps the same view prefix (which providers
+   * cache, billing it at a fraction) until the next step, instead of changing it every turn.
+   * Default 0.7 (views hold about 70-100% of the budget); 1 drops only what must go.
+   */
+  lowWaterMark?: number;
+  /**
    * Tokens kept free for the reply (the request's `max_tokens` / `max_completion_tokens`): the
    * view plus this stays within `maxContextTokens`. Default 0 (`wrap` takes it from the request).
    */
@@ -246,7 +260,7 @@ export interface ResolvedCompressOptions {
   readonly shortenSummary?: SummaryShortener;
 }
 
-type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole' | 'reserveOutputTokens'>;
+type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole' | 'reserveOutputTokens' | 'lowWaterMark'>;
 
 /** Planning options with defaults applied. */
 export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOverheadTokens'> {
@@ -262,6 +276,7 @@ export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOver
     compressionThresholdTokens: o.compressionThresholdTokens,
     collapseMinChars: trim === true ? DEFAULT_COLLAPSE_MIN_CHARS : trim ? (trim.minChars ?? DEFAULT_COLLAPSE_MIN_CHARS) : undefined,
     summaryRole: o.summaryRole ?? 'user',
+    lowWaterMark: o.lowWaterMark ?? DEFAULT_LOW_WATER_MARK,
   };
 }
 

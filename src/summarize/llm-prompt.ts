@@ -1,11 +1,14 @@
 import type { TranscriptEntry } from '../formats/lens.js';
 import { defuseTags, renderTranscript } from './render-transcript.js';
 
-/** One chat message of the summarizer's own request. */
-export interface PromptMessage {
+/**
+ * One chat message of the summarizer's own request. A type alias, not an interface, so that it
+ * is assignable where SDKs take message records (`Record<string, unknown>`), e.g. LangChain's `invoke`.
+ */
+export type PromptMessage = {
   readonly role: 'system' | 'user';
   readonly content: string;
-}
+};
 
 /**
  * The summarizer's standing instructions. The transcript is fenced as data: a conversation under
@@ -47,6 +50,14 @@ export function summaryUserPrompt(previousSummary: string | undefined, entries: 
     '',
     'Write the updated summary now.',
   ].join('\n');
+}
+
+/**
+ * The word limit the prompt asks for, given the most tokens the summary may take: about 0.75
+ * words per token, with room to spare, so the model does not run into its `max_tokens`.
+ */
+export function summaryWordLimit(maxTokens: number): number {
+  return Math.max(40, Math.round(maxTokens * 0.6));
 }
 
 /** The full message list of one summarizer request. */

@@ -1,6 +1,7 @@
 import { InputError, SummarizerError, type SummarizerFailure } from '../errors.js';
 import { abortableSleep, backoffDelayMs, retryAfterMs } from './backoff.js';
-import { summaryPrompt } from './llm-prompt.js';
+import { summaryPrompt, summaryWordLimit } from './llm-prompt.js';
+import { readSummaryText } from './summary-text.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
 import { truncateMiddle } from './truncate-middle.js';
 
@@ -118,14 +119,10 @@ function contentOf(body: string): { content: string } | { problem: string } {
     return { problem: `the answer is not JSON (starts with ${JSON.stringify(body.slice(0, 60))})` };
   }
   const choice = (data as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0];
-  let content = choice?.message?.content;
-  if (Array.isArray(content)) {
-    // Some compatible servers answer with content parts.
-    content = content.map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : '')).join('');
-  }
-  if (typeof content !== 'string') return { problem: 'the answer has no choices[0].message.content' };
-  if (content.trim() === '') return { problem: 'the answer\'s choices[0].message.content is empty' };
-  return { content: content.trim() };
+  // Some compatible servers answer with content parts; the reading is shared with summarizerFromFunction.
+  const read = readSummaryText(choice?.message?.content);
+  if ('text' in read) return { content: read.text };
+  return { problem: read.problem === 'missing' ? 'the answer has no choices[0].message.content' : 'the answer\'s choices[0].message.content is empty' };
 }
 
 /**
@@ -154,8 +151,7 @@ export function createLlmSummarizer(options: LlmSummarizerOptions): Summarizer {
   const inputBudgetTokens = positiveInteger(options.inputBudgetTokens ?? 24_000, 'inputBudgetTokens');
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  // About 0.75 words per token; the limit in words keeps the model from running into max_tokens.
-  const maxWords = Math.max(40, Math.round(maxTokens * 0.6));
+  const maxWords = summaryWordLimit(maxTokens);
 
   const attempt = async (body: string, signal: AbortSignal): Promise<string> => {
     const attemptSignal = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);

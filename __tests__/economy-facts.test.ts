@@ -1,0 +1,209 @@
+import { describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { extractFacts, isIdKey, normalize, retention, type Fact, type FactKind } from '../bench/economy/fact-checker.js';
+import { lastRequest, measureRetention, percentile, reusedFacts, type RetentionSystem } from '../bench/economy/retention.js';
+import { DOMAINS, generateCodeAgentConversation, generateSupportAgentConversation } from '../bench/fixtures/domains/index.js';
+import { validateMessages, type OpenAIChatMessage } from '../src/index.js';
+
+const user = (content: string): OpenAIChatMessage => ({ role: 'user', content });
+const tool = (id: string, content: string): OpenAIChatMessage => ({ role: 'tool', tool_call_id: id, content });
+const call = (id: string, name: string, args: unknown): OpenAIChatMessage => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] });
+
+/** value -> kind of the facts of one user message. */
+function factsOf(text: string): Map<string, FactKind> {
+  return new Map(extractFacts([user(text)]).map((f) => [f.value, f.kind]));
+}
+
+describe('fact checker: each rule finds its shape', () => {
+  const cases: [string, string, FactKind][] = [
+    ['see https://example.org/a/b?q=1.', 'https://example.org/a/b?q=1', 'url'],
+    ['write to ana.lee+x@mail.example.co.uk today', 'ana.lee+x@mail.example.co.uk', 'email'],
+    ['trace 123e4567-e89b-12d3-a456-426614174000 failed', '123e4567-e89b-12d3-a456-426614174000', 'uuid'],
+    ['it throws at src/net/retry.ts:142:7 now', 'src/net/retry.ts:142:7', 'line-ref'],
+    ['open lib/io/reader.py please', 'lib/io/reader.py', 'path'],
+    ['config in /etc/app/settings', '/etc/app/settings', 'path'],
+    ['due 2025-03-04 at noon', '2025-03-04', 'date'],
+    ['created 2025-03-04T10:22:05Z by the job', '2025-03-04T10:22:05Z', 'date'],
+    ['arrives on March 3, 2025.', 'March 3, 2025', 'date'],
+    ['arrives on 3 Mar 2025', '3 Mar 2025', 'date'],
+    ['born 04/11/1987', '04/11/1987', 'date'],
+    ['we run v20.11.1 here', 'v20.11.1', 'version'],
+    ['upgrade to 5.4.5-rc.1 first', '5.4.5-rc.1', 'version'],
+    ['call +44 20 7946 0958 tomorrow', '+44 20 7946 0958', 'phone'],
+    ['call (415) 555-0132 tomorrow', '(415) 555-0132', 'phone'],
+    ['call 415-555-0133 tomorrow', '415-555-0133', 'phone'],
+    ['it cost $1,234.50 in total', '$1,234.50', 'amount'],
+    ['it cost 149,90 € in total', '149,90 €', 'amount'],
+    ['it cost EUR 20 in total', 'EUR 20', 'amount'],
+    ['it cost 1200 JPY in total', '1200 JPY', 'amount'],
+    ['it cost 20 dollars in total', '20 dollars', 'amount'],
+    ['it took 250 ms and 1.5 GB', '250 ms', 'quantity'],
+    ['it took 250 ms and 1.5 GB', '1.5 GB', 'quantity'],
+    ['a 12% drop', '12%', 'quantity'],
+    ['commit 9f8e7d6 broke it', '9f8e7d6', 'hash'],
+    ['my user is sofia_kim_7287, thanks', 'sofia_kim_7287', 'code'],
+    ['flight HAT017 is late', 'HAT017', 'code'],
+    ['order ORD-2025-004211 is late', 'ORD-2025-004211', 'code'],
+    ['the id: AQLBTL', 'AQLBTL', 'keyed'],
+    ['zip 77243 please', '77243', 'number'],
+    ['about 1,250 people', '1,250', 'number'],
+  ];
+  test.each(cases)('%j gives %j (%s)', (text, value, kind) => {
+    expect(factsOf(text).get(value)).toBe(kind);
+  });
+
+  test('a line reference gives its path too; a span taken by one rule is not split by a later one', () => {
+    const facts = factsOf('see src/net/retry.ts:142 and 2025-03-04 and ORD-2025-004211');
+    expect(facts.get('src/net/retry.ts')).toBe('path');
+    for (const piece of ['142', '2025', '004211', '03', '04']) expect(facts.has(piece)).toBe(false);
+  });
+
+  test('JSON: id-shaped keys give their value whole, number leaves of 3+ digits count, upper-case codes count', () => {
+    const facts = extractFacts([
+      call('c1', 'get', { reservation_id: 'AQLBTL', userId: 'mia', count: 3, page: 12 }),
+      tool('c1', JSON.stringify({ origin: 'MCO', status: 'available', price: 523, seats: 9, first_name: 'Sofia', methods: { certificate_8544743: { amount: 250 } }, address1: 'Elm', ok: true, code: 'SPRING' })),
+    ]);
+    const byValue = new Map(facts.map((f) => [f.value, f]));
+    expect(byValue.get('AQLBTL')).toMatchObject({ kind: 'keyed', source: 'tool-call', message: 0 });
+    expect(byValue.get('mia')?.kind).toBe('keyed');
+    expect(byValue.get('SPRING')?.kind).toBe('keyed');
+    expect(byValue.get('MCO')?.kind).toBe('code');
+    expect(byValue.get('523')).toMatchObject({ kind: 'number', source: 'tool-result', message: 1 });
+    expect(byValue.get('certificate_8544743')?.kind).toBe('code');
+    expect(byValue.get('250')?.kind).toBe('number');
+    for (const no of ['3', '12', '9', 'available', 'Sofia', 'address1', 'Elm', 'true', 'first_name', 'origin']) expect(byValue.has(no)).toBe(false);
+  });
+
+  test('key shape: id, *_id, *Id, code, number, hash ... and not other words', () => {
+    for (const k of ['id', 'ID', 'user_id', 'userId', 'order-id', 'invoice_number', 'trackingNumber', 'errorCode', 'postal_code', 'sha', 'commit_hash', 'ref', 'ids']) expect(isIdKey(k)).toBe(true);
+    for (const k of ['name', 'status', 'first_name', 'identity', 'video', 'idle', 'paid', 'address1', 'codec', 'numbered']) expect(isIdKey(k)).toBe(false);
+  });
+});
+
+describe('fact checker: what is not a fact', () => {
+  test('prose words, small numbers and ordinals give nothing', () => {
+    const text = 'Hello! Please check my booking for tomorrow, I have 2 bags, 15 friends and it is the 21st time. OK? Thanks a LOT, API and JSON are fine.';
+    expect(extractFacts([user(text)])).toEqual([]);
+  });
+
+  test('the system prompt and assistant prose are not sources; tool-call arguments are', () => {
+    const facts = extractFacts([
+      { role: 'system', content: 'Today is 2024-05-15; policy P-1234 applies; amounts over $500 need approval.' },
+      { role: 'assistant', content: 'Your order ORD-77812 is confirmed for $99.' },
+      call('c1', 'lookup', { query: 'ABC-9981' }),
+      tool('c1', 'nothing found'),
+    ]);
+    expect(facts.map((f) => f.value)).toEqual(['ABC-9981']);
+    expect(facts[0].source).toBe('tool-call');
+  });
+
+  test('facts are deduplicated by normalized value, first occurrence kept', () => {
+    const facts = extractFacts([user('order ORD-1234 for $1,200'), tool('x', '{"order_id":"ord-1234","total":"$1200"}')]);
+    expect(facts.map((f) => [f.value, f.message])).toEqual([['ORD-1234', 0], ['$1,200', 0]]);
+  });
+});
+
+describe('retention math', () => {
+  const original: OpenAIChatMessage[] = [
+    { role: 'system', content: 'Be brief.' },
+    user('My order is ORD-2025-1001, placed 2025-02-03, total $1,234.50.'),
+    call('c1', 'get_order', { order_id: 'ORD-2025-1001' }),
+    tool('c1', JSON.stringify({ order_id: 'ORD-2025-1001', tracking_number: '1Z999AA10123456784', zip: 523, note: 'see src/a/b.ts:42' })),
+    { role: 'assistant', content: 'Found it.' },
+  ];
+  const facts = extractFacts(original);
+
+  test('the facts of the example', () => {
+    expect(facts.map((f) => f.value)).toEqual(['ORD-2025-1001', '2025-02-03', '$1,234.50', '1Z999AA10123456784', '523', 'src/a/b.ts:42', 'src/a/b.ts']);
+  });
+
+  test('the whole original keeps every fact; an empty view none', () => {
+    expect(retention(original, original)).toEqual({ facts: 7, kept: 7, share: 1, missing: [] });
+    expect(retention(original, [])).toEqual({ facts: 7, kept: 0, share: 0, missing: facts.map((f) => f.value) });
+    expect(retention([user('hello there')], [])).toEqual({ facts: 0, kept: 0, share: 1, missing: [] });
+  });
+
+  test('normalization: case, whitespace, thousands separators, JSON escaping; a value glued to more digits is not kept', () => {
+    const summary = '[Summary] order ord-2025-1001 placed 2025-02-03   total $1234.50; zip 15230';
+    const view: OpenAIChatMessage[] = [
+      user(summary),
+      call('z', 'note', { text: JSON.stringify({ quoted: 'tracking "1Z999AA10123456784"' }) }),
+      tool('z', '{"note":"at src\\/a\\/b.ts:42"}'),
+    ];
+    const r = retention(original, view);
+    expect(r.missing).toEqual(['523']);
+    expect(r).toMatchObject({ facts: 7, kept: 6 });
+    expect(r.share).toBeCloseTo(6 / 7, 10);
+    expect(normalize('  A\\u0042c \n\t 1,234,567.5 ')).toBe('abc 1234567.5');
+  });
+
+  test('percentile is nearest-rank; lastRequest cuts a final assistant message only', () => {
+    expect(percentile([5, 1, 4, 2, 3, 6, 7, 8, 9, 10], 0.1)).toBe(1);
+    expect(percentile([0.9, 0.1, 0.5], 0.1)).toBe(0.1);
+    expect(percentile([3, 1, 2, 4], 0.5)).toBe(2);
+    expect(Number.isNaN(percentile([], 0.1))).toBe(true);
+    expect(lastRequest(original)).toHaveLength(4);
+    expect(lastRequest(original.slice(0, 4))).toHaveLength(4);
+  });
+
+  test('reused facts are those a later message mentions again', () => {
+    const msgs = [...original.slice(0, 4), { role: 'assistant', content: 'Tracking 1Z999AA10123456784.' }];
+    expect(reusedFacts(msgs, extractFacts(msgs)).map((f: Fact) => f.value).sort()).toEqual(['1Z999AA10123456784', 'ORD-2025-1001']);
+  });
+
+  test('measureRetention aggregates per system and share', async () => {
+    const convs = [original, [...original.slice(0, 2), { role: 'assistant', content: 'ok' }]];
+    const everything: RetentionSystem = { name: 'everything', run: (m) => m };
+    const lastOnly: RetentionSystem = { name: 'last only', run: (m) => m.slice(-1) };
+    const broken: RetentionSystem = { name: 'broken', run: () => { throw new Error('no'); } };
+    const rows = await measureRetention({ conversations: convs, shares: [0.5, 2], systems: [everything, lastOnly, broken] });
+    expect(rows.map((r) => `${r.share} ${r.system}`)).toEqual(['0.5 everything', '0.5 last only', '0.5 broken', '2 everything', '2 last only', '2 broken']);
+    const [all, last, bad, allWide] = rows;
+    expect(all).toMatchObject({ conversations: 2, meanKept: 1, worstTenth: 1, withinBudget: 0, valid: 1, errors: 0 });
+    expect(allWide).toMatchObject({ withinBudget: 1, valid: 1 });
+    // The last message of the first request is its tool result (5 of 7 facts), an orphan result:
+    // invalid; that of the second is its user message (all 3 facts), valid.
+    expect(last.valid).toBe(0.5);
+    expect(last.worstTenth).toBeCloseTo(5 / 7, 10);
+    expect(last.meanKept).toBeCloseTo((5 / 7 + 1) / 2, 10);
+    expect(bad).toMatchObject({ meanKept: 0, valid: 0, withinBudget: 0, errors: 2 });
+    expect(all.meanFacts).toBe((7 + 3) / 2);
+  });
+
+  test('the checker shares no code with src/summarize', () => {
+    const source = readFileSync(fileURLToPath(new URL('../bench/economy/fact-checker.ts', import.meta.url)), 'utf8');
+    const imports = [...source.matchAll(/from '([^']+)'/g)].map((m) => m[1]);
+    expect(imports).toEqual(['../../src/index.js']);
+    expect(source).toMatch(/import type \{ OpenAIChatMessage \} from '\.\.\/\.\.\/src\/index\.js'/);
+  });
+});
+
+describe('second-domain generators', () => {
+  test.each(DOMAINS.map((d) => [d.name, d.generate] as const))('%s: deterministic, exact length, valid OpenAI Chat, rich in facts', (_name, generate) => {
+    const a = generate({ messages: 200, seed: 11 });
+    expect(generate({ messages: 200, seed: 11 })).toEqual(a);
+    expect(generate({ messages: 200, seed: 12 })).not.toEqual(a);
+    expect(a).toHaveLength(200);
+    expect(a[0].role).toBe('system');
+    expect(a[a.length - 1].role).toBe('assistant');
+    expect(validateMessages(a, 'openai')).toEqual([]);
+    const facts = extractFacts(a);
+    expect(facts.length).toBeGreaterThan(50);
+    // Parallel calls, and user turns that quote a fact first seen in an earlier tool result.
+    expect(a.some((m) => (m.tool_calls?.length ?? 0) >= 2)).toBe(true);
+    const fromTools = facts.filter((f) => f.source === 'tool-result');
+    const quoted = fromTools.filter((f) => a.some((m, i) => i > f.message && m.role === 'user' && normalize(String(m.content)).includes(f.key)));
+    expect(quoted.length).toBeGreaterThan(3);
+    // Bulky results exist.
+    expect(a.some((m) => m.role === 'tool' && String(m.content).length > 2000)).toBe(true);
+  });
+
+  test.each([[generateCodeAgentConversation], [generateSupportAgentConversation]])('every length from 0 to 40 and 400 is exact and valid (%#)', (generate) => {
+    for (const n of [...Array.from({ length: 41 }, (_, k) => k), 399, 400]) {
+      const msgs = generate({ messages: n, seed: n });
+      expect(msgs).toHaveLength(n);
+      expect(validateMessages(msgs, 'openai')).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * Prints how many facts each system's view keeps at 25% and 50% of each conversation's tokens, on
+ * (a) the shared corpus (200 real conversations; skipped with a message when absent) and (b) 20
+ * code-agent and 20 support-agent conversations of 200-400 messages (seeded). Run:
+ *
+ *   npx tsc -p tsconfig.json && node dist/bench/economy/retention-report.js [--quick]
+ *
+ * `--quick` runs every 10th corpus conversation and 4 generated conversations per domain.
+ * Nothing is written to disk.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { createTokenCounter, type OpenAIChatMessage } from '../../src/index.js';
+import { DOMAINS } from '../fixtures/domains/index.js';
+import { measureRetention, type RetentionRow, type RetentionSystem } from './retention.js';
+import { CTXFOLD_NO_SUMMARY, RETENTION_SYSTEMS } from './retention-systems.js';
+
+const SHARES = [0.25, 0.5];
+const quick = process.argv.includes('--quick');
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const corpusFile = join(root, '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
+const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, CTXFOLD_NO_SUMMARY];
+
+function pct(x: number): string {
+  return Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`;
+}
+
+function table(title: string, rows: readonly RetentionRow[]): void {
+  const lines = [
+    `\n### ${title}`,
+    '',
+    '| budget | system | mean kept | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const r of rows) {
+    lines.push(`| ${Math.round(r.share * 100)}% | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
+  }
+  const first = rows[0];
+  if (first) lines.push('', `${first.conversations} conversations, ${first.meanFacts.toFixed(1)} facts each on average; the floor (system prompt + last user turn) fits the budget in ${SHARES.map((s) => `${pct(rows.find((r) => r.share === s)?.feasible ?? Number.NaN)} at ${Math.round(s * 100)}%`).join(', ')} of them.`);
+  console.log(lines.join('\n'));
+}
+
+async function run(title: string, conversations: OpenAIChatMessage[][]): Promise<void> {
+  const started = performance.now();
+  const rows = await measureRetention({
+    conversations, shares: SHARES, systems, counter: createTokenCounter(),
+    onConversation: (done, total) => {
+      if (done % 20 === 0 || done === total) process.stderr.write(`  ${title}: ${done}/${total}\n`);
+    },
+  });
+  table(`${title} (${((performance.now() - started) / 1000).toFixed(1)} s)`, rows);
+}
+
+async function main(): Promise<void> {
+  console.log(`Retention of facts at ${SHARES.map((s) => `${s * 100}%`).join(' and ')} of each conversation's tokens (last request of each conversation; o200k_base).`);
+  console.log(`Systems: ${systems.map((s) => s.name).join(', ')}.`);
+  if (existsSync(corpusFile)) {
+    const all = readFileSync(corpusFile, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { messages: OpenAIChatMessage[] }).messages);
+    await run(`corpus (${quick ? 'every 10th' : 'all'})`, quick ? all.filter((_, i) => i % 10 === 0) : all);
+  } else {
+    console.log(`\ncorpus skipped: ${corpusFile} not found`);
+  }
+  const perDomain = quick ? 4 : 20;
+  for (const domain of DOMAINS) {
+    const conversations = Array.from({ length: perDomain }, (_, k) => domain.generate({ messages: 200 + Math.round((200 * k) / Math.max(1, perDomain - 1)), seed: 9000 + k }));
+    await run(`${domain.name} (${perDomain} conversations, 200-400 messages)`, conversations);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,69 @@
+/**
+ * The systems whose views `measureRetention` checks by default:
+ *
+ * - **ctxfold**: `compressWithSummary(messages, { maxContextTokens: budget,
+ *   compressionThresholdTokens: floor(0.75 x budget), keepFirst: 1, keepLast: 6,
+ *   toolOutputTrim: { minChars: 500 }, summarizer: createExtractiveSummarizer(), counter })`: the
+ *   dropped middle is summarized right away by the extractive summarizer (default options);
+ * - the peers exactly as `bench/systems.ts` configures and converts them (its `SYSTEMS` entries
+ *   are run through their own `prepare` / `run` / `view`, with no deadline): LangChain
+ *   `trimMessages`, AI SDK `pruneMessages` + cut, `slice(-N)`.
+ *
+ * `CTXFOLD_NO_SUMMARY` (the same call without a summary, `compressContext`) is the reference that
+ * shows what the summary adds; it is not in the default list.
+ */
+import { compressContext, compressWithSummary, createExtractiveSummarizer, createHistoryCache, createTokenCounter, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
+import { SYSTEMS, type BenchSystem, type RunContext } from '../systems.js';
+import type { RetentionSystem } from './retention.js';
+
+/** One counter for every ctxfold call of the process (a server keeps one). */
+let sharedCounter: TokenCounter | undefined;
+function counter(): TokenCounter {
+  return (sharedCounter ??= createTokenCounter());
+}
+
+/** ctxfold's planning options at a budget (the summary variant adds its summarizer). */
+function planning(budget: number) {
+  return {
+    maxContextTokens: budget,
+    compressionThresholdTokens: Math.max(1, Math.floor(budget * 0.75)),
+    keepFirst: 1,
+    keepLast: 6,
+    toolOutputTrim: { minChars: 500 },
+    counter: counter(),
+  };
+}
+
+const summarizer = createExtractiveSummarizer();
+
+/** ctxfold with the extractive summary of what it drops. */
+export const CTXFOLD: RetentionSystem = {
+  name: 'ctxfold',
+  run: async (messages, budget) => (await compressWithSummary(messages, { ...planning(budget), summarizer })).messages as OpenAIChatMessage[],
+};
+
+/** The same planning without any summary: what ctxfold keeps by cutting alone. */
+export const CTXFOLD_NO_SUMMARY: RetentionSystem = {
+  name: 'ctxfold, no summary',
+  run: (messages, budget) => compressContext(messages, planning(budget)).messages as OpenAIChatMessage[],
+};
+
+/** A `bench/systems.ts` system as a retention system: prepare, run (no deadline), view. */
+function fromBench(name: string): RetentionSystem {
+  const system = SYSTEMS.find((s) => s.name === name) as BenchSystem | undefined;
+  if (!system) throw new Error(`bench/systems.ts has no system named ${JSON.stringify(name)} (has: ${SYSTEMS.map((s) => s.name).join(', ')})`);
+  return {
+    name,
+    run: async (messages, budget) => {
+      const ctx: RunContext = { budget, deadline: Number.POSITIVE_INFINITY, deadlineSeconds: Number.POSITIVE_INFINITY, counter: counter(), historyCache: createHistoryCache(), chatId: 'retention' };
+      const output = await system.run(system.prepare('', messages), ctx);
+      return system.view(output) ?? [];
+    },
+  };
+}
+
+/** The peers, as configured in bench/systems.ts. */
+export const PEERS: readonly RetentionSystem[] = [fromBench('langchain trimMessages'), fromBench('ai-sdk pruneMessages'), fromBench('slice(-N)')];
+
+/** ctxfold first, then the peers. */
+export const RETENTION_SYSTEMS: readonly RetentionSystem[] = [CTXFOLD, ...PEERS];

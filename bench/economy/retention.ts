@@ -1,0 +1,185 @@
+/**
+ * Retention: how much of what a conversation told the model is still in the view a system sends
+ * when the history must fit a smaller budget. For each conversation, each budget share and each
+ * system, the view of the conversation's last request is checked with the fact checker
+ * (`fact-checker.ts`), which shares no code with the summarizer it judges.
+ *
+ * - The last request is the history up to the conversation's last assistant answer: the final
+ *   assistant message is cut off when the conversation ends with one (`lastRequest`).
+ * - Its budget is `floor(share x its tokens)`, tokens counted with `createTokenCounter()`
+ *   (o200k_base) under the `openaiChatLens` accounting, request overhead included (as
+ *   `bench/budget.ts` `viewTokens` counts).
+ * - Facts are those of the request (user messages, tool-call arguments, tool results).
+ * - Reported per system and share: mean share of facts kept, worst tenth (10th percentile over
+ *   conversations, nearest rank), mean share kept of the facts that come up again later in the
+ *   conversation ("reused": a later message of any role mentions them, the signal that they
+ *   matter), share of views within budget, share of valid views (`validateMessages(view,
+ *   'openai')` empty), median tokens sent / budget, and how many runs threw.
+ */
+import { createTokenCounter, validateMessages, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
+import { requestFloor, viewTokens } from '../budget.js';
+import { extractFacts, occursIn, retentionOfFacts, viewText, type Fact } from './fact-checker.js';
+
+/** A system whose views are measured: `run` returns the view it would send for `messages` at `budget` tokens. */
+export interface RetentionSystem {
+  readonly name: string;
+  run(messages: OpenAIChatMessage[], budget: number): OpenAIChatMessage[] | Promise<OpenAIChatMessage[]>;
+}
+
+/** Figures of one system at one budget share. */
+export interface RetentionRow {
+  readonly system: string;
+  /** Budget as a share of each conversation's own tokens. */
+  readonly share: number;
+  /** Conversations measured (those whose request holds at least one fact). */
+  readonly conversations: number;
+  /** Mean facts per conversation. */
+  readonly meanFacts: number;
+  /** Mean over conversations of the share of facts the view keeps. */
+  readonly meanKept: number;
+  /** 10th percentile (nearest rank) of the per-conversation share kept. */
+  readonly worstTenth: number;
+  /** Mean share kept of the facts that come up again later (over conversations that have some). */
+  readonly reusedKept: number;
+  /** Share of views with tokens sent <= budget. */
+  readonly withinBudget: number;
+  /** Share of views the provider accepts (`validateMessages(view, 'openai')` is empty). */
+  readonly valid: number;
+  /** Median of tokens sent / budget. */
+  readonly medianSent: number;
+  /** Share of conversations whose floor (system prompt + last user turn) fits the budget at all. */
+  readonly feasible: number;
+  /** Runs that threw (counted as keeping nothing, invalid and over budget). */
+  readonly errors: number;
+}
+
+/** Options of `measureRetention`. */
+export interface RetentionOptions {
+  readonly conversations: readonly OpenAIChatMessage[][];
+  /** Budget shares, e.g. [0.25, 0.5]. */
+  readonly shares: readonly number[];
+  readonly systems: readonly RetentionSystem[];
+  /** Reference counter for budgets and tokens sent. Default: a fresh `createTokenCounter()`. */
+  readonly counter?: TokenCounter;
+  /** Called after each conversation (for progress lines). */
+  readonly onConversation?: (done: number, total: number) => void;
+}
+
+/** The history of a conversation's last request: everything before its final assistant message when it ends with one. */
+export function lastRequest(messages: readonly OpenAIChatMessage[]): OpenAIChatMessage[] {
+  const n = messages.length;
+  return n > 0 && messages[n - 1].role === 'assistant' ? messages.slice(0, n - 1) : messages.slice();
+}
+
+/** Nearest-rank percentile of values (p in (0, 1]); NaN for none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** The facts of `messages` that a message after the one they first appear in mentions again. */
+export function reusedFacts(messages: readonly OpenAIChatMessage[], facts: readonly Fact[]): Fact[] {
+  const starts: number[] = [];
+  let text = '';
+  for (const m of messages) {
+    starts.push(text.length);
+    text += viewText([m]) + ' \u0000 ';
+  }
+  starts.push(text.length);
+  return facts.filter((f) => {
+    const from = starts[f.message + 1] ?? text.length;
+    return occursIn(text, f.key, from);
+  });
+}
+
+interface Sample {
+  kept: number;
+  reused: number | undefined;
+  within: boolean;
+  valid: boolean;
+  sent: number;
+  error: boolean;
+}
+
+/** Runs every system on every conversation at every share and aggregates per system and share. */
+export async function measureRetention(options: RetentionOptions): Promise<RetentionRow[]> {
+  const counter = options.counter ?? createTokenCounter();
+  const samples = new Map<string, Sample[]>();
+  const factCounts: number[] = [];
+  const feasible = new Map<number, number>();
+  const keyOf = (system: string, share: number) => `${share}\u0000${system}`;
+  let done = 0;
+  for (const conversation of options.conversations) {
+    const request = lastRequest(conversation);
+    const facts = extractFacts(request);
+    done++;
+    if (facts.length === 0) {
+      options.onConversation?.(done, options.conversations.length);
+      continue;
+    }
+    factCounts.push(facts.length);
+    const reused = reusedFacts(request, facts);
+    const tokens = viewTokens(request, counter);
+    const floor = requestFloor(request, request.length, counter);
+    for (const share of options.shares) {
+      const budget = Math.max(1, Math.floor(share * tokens));
+      if (floor <= budget) feasible.set(share, (feasible.get(share) ?? 0) + 1);
+      for (const system of options.systems) {
+        let sample: Sample;
+        try {
+          const view = await system.run(request, budget);
+          const sent = viewTokens(view, counter);
+          let valid = false;
+          try {
+            valid = view.every((m) => m !== undefined && m !== null) && validateMessages(view, 'openai').length === 0;
+          } catch {
+            valid = false;
+          }
+          sample = {
+            kept: retentionOfFacts(facts, view).share,
+            reused: reused.length > 0 ? retentionOfFacts(reused, view).share : undefined,
+            within: sent <= budget,
+            valid,
+            sent: sent / budget,
+            error: false,
+          };
+        } catch {
+          sample = { kept: 0, reused: reused.length > 0 ? 0 : undefined, within: false, valid: false, sent: Number.NaN, error: true };
+        }
+        const key = keyOf(system.name, share);
+        let list = samples.get(key);
+        if (!list) samples.set(key, (list = []));
+        list.push(sample);
+      }
+    }
+    options.onConversation?.(done, options.conversations.length);
+  }
+  const rows: RetentionRow[] = [];
+  const n = factCounts.length;
+  for (const share of options.shares) {
+    for (const system of options.systems) {
+      const list = samples.get(keyOf(system.name, share)) ?? [];
+      const reused = list.map((s) => s.reused).filter((x): x is number => x !== undefined);
+      rows.push({
+        system: system.name,
+        share,
+        conversations: list.length,
+        meanFacts: mean(factCounts),
+        meanKept: mean(list.map((s) => s.kept)),
+        worstTenth: percentile(list.map((s) => s.kept), 0.1),
+        reusedKept: mean(reused),
+        withinBudget: list.length === 0 ? Number.NaN : list.filter((s) => s.within).length / list.length,
+        valid: list.length === 0 ? Number.NaN : list.filter((s) => s.valid).length / list.length,
+        medianSent: percentile(list.filter((s) => !s.error).map((s) => s.sent), 0.5),
+        feasible: n === 0 ? Number.NaN : (feasible.get(share) ?? 0) / n,
+        errors: list.filter((s) => s.error).length,
+      });
+    }
+  }
+  return rows;
+}

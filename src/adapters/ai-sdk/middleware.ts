@@ -1,0 +1,114 @@
+import { InputError } from '../../errors.js';
+import type { CompressResult } from '../../runtime/compress.js';
+import type { Compressor, RequestExtras } from '../../runtime/compressor.js';
+import { defaultChatId } from '../../runtime/chat-id.js';
+import { compressorSlot } from '../shared/compressor-slot.js';
+import { checkMiddlewareOptions } from './options.js';
+import { asProviderPrompt } from './provider-prompt.js';
+import type { AiSdkMiddleware, CtxfoldMiddleware, CtxfoldMiddlewareOptions, ModelCallOptions } from './types.js';
+import { inputTokensOf, watchFinish } from './usage.js';
+
+/** What `transformParams` hands to `wrapGenerate` / `wrapStream` for the same call. */
+interface Pending {
+  readonly compressor: Compressor;
+  readonly chatId: string;
+  /** The full prompt the call came with (the history the summary is made of, never the view). */
+  readonly history: readonly unknown[];
+  readonly report: CompressResult<unknown>['report'];
+  readonly modelId: string;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The request facts the compressor counts: the reply's reserve, the tools, a JSON response schema, the model. */
+function extrasOf(params: ModelCallOptions, modelId: string): RequestExtras {
+  const format = (params as { responseFormat?: unknown }).responseFormat;
+  return {
+    model: modelId,
+    max_output_tokens: params.maxOutputTokens,
+    tools: params.tools,
+    response_format: isObj(format) && format.type === 'json' ? format : undefined,
+  };
+}
+
+/** `params.providerOptions.ctxfold.chatId` when it is a non-empty string. */
+function providerChatId(params: ModelCallOptions): string | undefined {
+  const mine = isObj(params.providerOptions) ? params.providerOptions.ctxfold : undefined;
+  const id = isObj(mine) ? mine.chatId : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+/**
+ * A Vercel AI SDK language-model middleware (for `wrapLanguageModel`) that keeps every call's
+ * prompt inside the model's context window without breaking tool calling. `transformParams`
+ * replaces `params.prompt` (system messages included) by the compressor's view of it, counting the
+ * reply's `maxOutputTokens`, the `tools` and a JSON `responseFormat`; `wrapGenerate` /
+ * `wrapStream` then call `compressor.afterResponse` once per model response (for a stream, at its
+ * `finish` part) with the input tokens the provider billed, which calibrates the count and
+ * schedules the chat's background summary when the plan asked for one. Every decision is the
+ * compressor's; the caller's params and messages are never mutated. Works with `ai` 6 (V3) and
+ * `ai` 7 (V4) alike: see `specificationVersion`.
+ */
+export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMiddleware {
+  const o = checkMiddlewareOptions(options);
+  const slot = compressorSlot(o.compressorOptions, o.shared);
+  const pending = new WeakMap<object, Pending>();
+  let warnedNoChatId = false;
+
+  function chatIdOf(params: ModelCallOptions): string {
+    const named = o.chatId ? o.chatId(params) : providerChatId(params);
+    if (named !== undefined && (typeof named !== 'string' || named === '')) {
+      throw new InputError('options.chatId', `must return a non-empty string or undefined, got ${JSON.stringify(named)}`);
+    }
+    if (named !== undefined) return named;
+    if (!warnedNoChatId) {
+      warnedNoChatId = true;
+      process.emitWarning('a model call came without a chat id; ctxfold keys its summary by a fingerprint of the conversation opening. Pass providerOptions: { ctxfold: { chatId } } (or options.chatId(params)) so two users never share a summary.', { code: 'CTXFOLD_NO_CHAT_ID' });
+    }
+    return defaultChatId({ messages: params.prompt });
+  }
+
+  const transformParams: NonNullable<AiSdkMiddleware['transformParams']> = async ({ params, model }) => {
+    if (!Array.isArray(params?.prompt)) throw new InputError('params.prompt', 'must be the provider prompt (an array of messages)');
+    const compressor = slot.forModel(model.modelId);
+    const chatId = chatIdOf(params);
+    const { messages, report } = await compressor.compress(chatId, params.prompt, extrasOf(params, model.modelId));
+    const out = { ...params, prompt: asProviderPrompt(messages) };
+    pending.set(out, { compressor, chatId, history: params.prompt, report, modelId: model.modelId });
+    return out;
+  };
+
+  /** The facts `transformParams` kept for these params, taken once. */
+  const take = (params: object): Pending | undefined => {
+    const p = pending.get(params);
+    if (p) pending.delete(params);
+    return p;
+  };
+
+  const wrapGenerate: NonNullable<AiSdkMiddleware['wrapGenerate']> = async ({ doGenerate, params }) => {
+    const result = await doGenerate();
+    const p = take(params);
+    p?.compressor.afterResponse(p.chatId, p.history, p.report, { billedInputTokens: inputTokensOf(result.usage), model: p.modelId });
+    return result;
+  };
+
+  const wrapStream: NonNullable<AiSdkMiddleware['wrapStream']> = async ({ doStream, params }) => {
+    const result = await doStream();
+    const p = take(params);
+    if (!p) return result;
+    const stream = result.stream.pipeThrough(watchFinish<typeof result.stream extends ReadableStream<infer P> ? P : never>((billed) => {
+      p.compressor.afterResponse(p.chatId, p.history, p.report, { billedInputTokens: billed, model: p.modelId });
+    }));
+    return { ...result, stream };
+  };
+
+  return {
+    // Typed by the installed `ai` ('v3' for ai 6, any string for ai 7); neither SDK reads it at run time.
+    specificationVersion: o.specificationVersion as AiSdkMiddleware['specificationVersion'],
+    transformParams,
+    wrapGenerate,
+    wrapStream,
+    compressor: slot.compressor,
+  } as CtxfoldMiddleware;
+}

@@ -1,0 +1,73 @@
+import type { BaseMessage } from '@langchain/core/messages';
+import type { Runtime } from 'langchain';
+import { InputError } from '../../errors.js';
+import type { OpenAIChatMessage } from '../../formats/openai-chat/types.js';
+import { defaultChatId } from '../../runtime/chat-id.js';
+import { compressorSlot } from '../shared/compressor-slot.js';
+import { viewToLangChain } from './from-view.js';
+import { checkOptions } from './options.js';
+import { createToolReader, extrasOf, modelNameOf } from './request-extras.js';
+import { langchainSdk } from './sdk.js';
+import { createMessageConverter } from './to-openai.js';
+import type { AgentStateView, CtxfoldMiddleware, CtxfoldMiddlewareOptions } from './types.js';
+
+/** The view is the history itself (nothing dropped, added or changed): the request can go as it is. */
+function sameAs(view: readonly OpenAIChatMessage[], history: readonly OpenAIChatMessage[]): boolean {
+  if (view.length !== history.length) return false;
+  for (let i = 0; i < view.length; i++) if (view[i] !== history[i]) return false;
+  return true;
+}
+
+/**
+ * A LangChain agent middleware (for `createAgent({ middleware })`) that keeps every model call
+ * inside the model's context window without breaking tool calling. It works in `wrapModelCall`,
+ * so only what the model is sent changes: the agent's state keeps every message as it was, never
+ * rewritten or replaced. Each call's messages are read as OpenAI Chat messages, compressed (the
+ * agent's system prompt, the tools and the model's reply limit counted), and the view goes to the
+ * model as the agent's own message objects, plus new messages for what the compressor wrote (the
+ * summary, cleared or added tool results). After the model answers, `compressor.afterResponse`
+ * gets the input tokens it billed (`usage_metadata.input_tokens`) and schedules the chat's
+ * background summary when the plan asked for one. Every decision is the compressor's. Place it
+ * last in `middleware`, so it sees the request as the model will get it.
+ */
+export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMiddleware {
+  const sdk = langchainSdk();
+  const o = checkOptions(options);
+  const slot = compressorSlot(o.compressorOptions, o.shared);
+  const converter = createMessageConverter();
+  const readTools = createToolReader(sdk);
+  let warnedNoChatId = false;
+
+  function chatIdOf(state: AgentStateView, runtime: Runtime<unknown>, history: readonly OpenAIChatMessage[]): string {
+    const named = o.chatId ? o.chatId(state, runtime) : undefined;
+    if (named !== undefined && (typeof named !== 'string' || named === '')) {
+      throw new InputError('options.chatId', `must return a non-empty string or undefined, got ${JSON.stringify(named)}`);
+    }
+    if (named !== undefined) return named;
+    const thread = runtime?.configurable?.thread_id;
+    if (typeof thread === 'string' && thread !== '') return thread;
+    if (!warnedNoChatId) {
+      warnedNoChatId = true;
+      process.emitWarning('an agent run came without a thread id; ctxfold keys its summary by a fingerprint of the conversation opening. Invoke the agent with { configurable: { thread_id } } (or pass options.chatId(state, runtime)) so two users never share a summary.', { code: 'CTXFOLD_NO_CHAT_ID' });
+    }
+    return defaultChatId({ messages: history });
+  }
+
+  const middleware = sdk.createMiddleware({
+    name: 'CtxfoldMiddleware',
+    async wrapModelCall(request, handler) {
+      const messages: readonly BaseMessage[] = request.messages;
+      if (!Array.isArray(messages) || messages.length === 0) return handler(request);
+      const model = modelNameOf(request.model);
+      const compressor = slot.forModel(model);
+      const history = converter.toOpenAI(messages, 'request.messages');
+      const chatId = chatIdOf(request.state as AgentStateView, request.runtime, history);
+      const { messages: view, report } = await compressor.compress(chatId, history, extrasOf(request, readTools(request.tools), model));
+      const sent = sameAs(view, history) ? request : { ...request, messages: viewToLangChain(view, converter.original, sdk) };
+      const response = await handler(sent);
+      compressor.afterResponse(chatId, history, report, { billedInputTokens: response?.usage_metadata?.input_tokens, model });
+      return response;
+    },
+  });
+  return Object.assign(middleware, { compressor: slot.compressor });
+}
