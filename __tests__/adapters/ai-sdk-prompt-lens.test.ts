@@ -106,7 +106,7 @@ describe('gaps of the lens for provider-level prompts (each title names the chan
    * rewrites it (`asProviderPrompt`) until the lens writes `[{ type: 'text', text }]` itself (valid
    * in ModelMessage lists too).
    */
-  test.failing('lens.ts summaryMessage: writes content as [{ type: "text", text }] for user and assistant roles (a string is not a provider-level user message)', () => {
+  test('lens.ts summaryMessage: writes content as [{ type: "text", text }] for user and assistant roles (a string is not a provider-level user message)', () => {
     const prompt = [{ role: 'system', content: 's' }] as AiSdkMessage[];
     for (let i = 0; i < 30; i++) prompt.push({ role: 'user', content: [text(`question ${i} `.repeat(30))] }, { role: 'assistant', content: [text(`answer ${i} `.repeat(30))] });
     const first = compressContext(prompt, { format: 'ai-sdk', maxContextTokens: 2000, compressionThresholdTokens: 500 });

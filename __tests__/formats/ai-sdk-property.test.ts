@@ -86,7 +86,8 @@ function checkValidView(messages: AiSdkMessage[], frozen: AiSdkMessage[], option
       j++;
       continue;
     }
-    if (typeof m.content === 'string' && m.content.startsWith('[Summary of ')) {
+    const text = typeof m.content === 'string' ? m.content : Array.isArray(m.content) && m.content.length === 1 && m.content[0].type === 'text' ? m.content[0].text : '';
+    if (text.startsWith('[Summary of ')) {
       summaries++;
       continue;
     }

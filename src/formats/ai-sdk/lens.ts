@@ -198,7 +198,8 @@ export const aiSdkLens: MessageLens<AiSdkMessage> = {
     return joins;
   },
   splitParallelCalls: false,
-  summaryMessage: (text, role) => ({ role, content: text }),
+  // A provider-level (and ModelMessage) user or assistant message carries parts; a system message carries a string.
+  summaryMessage: (text, role) => (role === 'system' ? { role, content: text } : { role, content: [{ type: 'text', text }] }),
   missingResults(calls, text) {
     const content: AiSdkPart[] = calls.map((call) => isApprovalCall(call)
       ? { type: 'tool-approval-response', approvalId: call.id ?? '', approved: false, reason: text }
