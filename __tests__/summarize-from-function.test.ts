@@ -277,7 +277,8 @@ describe('summarizerFromFunction in createCompressor', () => {
         reject(signal.reason);
       }, { once: true });
     }));
-    const c = createCompressor({ maxContextTokens: 6000, compressionThresholdTokens: 3000, keepLast: 4, summarizer, jobTimeoutMs: 50 });
+    // Long enough that the job reaches the function before it times out, even on a loaded machine.
+    const c = createCompressor({ maxContextTokens: 6000, compressionThresholdTokens: 3000, keepLast: 4, summarizer, jobTimeoutMs: 2000 });
     const failed: unknown[] = [];
     c.on('summary:failed', (e) => failed.push(e.error));
     try {
