@@ -86,7 +86,7 @@ function checkValidView(messages: AiSdkMessage[], frozen: AiSdkMessage[], option
       j++;
       continue;
     }
-    const text = typeof m.content === 'string' ? m.content : Array.isArray(m.content) && m.content.length === 1 && m.content[0].type === 'text' ? m.content[0].text : '';
+    const text: string = (typeof m.content === 'string' ? m.content : Array.isArray(m.content) && m.content.length === 1 && m.content[0].type === 'text' ? m.content[0].text : '') ?? '';
     if (text.startsWith('[Summary of ')) {
       summaries++;
       continue;
