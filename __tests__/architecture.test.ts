@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { runWithoutPackages } from './helpers/without-packages.js';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -70,32 +70,7 @@ describe('public entries', () => {
   });
 
   /** Runs `code` in a fresh node whose module resolution cannot find better-sqlite3, as in a project that never installed it. */
-  function withoutSqlite(code: string): { status: number | null; stdout: string; stderr: string } {
-    const dir = mkdtempSync(join(tmpdir(), 'ctxfold-nosqlite-'));
-    try {
-      const hooks = join(dir, 'hooks.mjs');
-      writeFileSync(hooks, `export async function resolve(specifier, context, next) {
-  if (specifier === 'better-sqlite3' || specifier.startsWith('better-sqlite3/')) {
-    const error = new Error("Cannot find package 'better-sqlite3' imported from " + context.parentURL);
-    error.code = 'ERR_MODULE_NOT_FOUND';
-    throw error;
-  }
-  return next(specifier, context);
-}\n`);
-      const register = join(dir, 'register.mjs');
-      writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
-      const script = join(root, `.no-sqlite-${process.pid}.mjs`);
-      writeFileSync(script, code);
-      try {
-        const r = spawnSync(process.execPath, ['--import', register, script], { cwd: root, encoding: 'utf8', timeout: 30_000 });
-        return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-      } finally {
-        rmSync(script, { force: true });
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  const withoutSqlite = (code: string) => runWithoutPackages(['better-sqlite3'], code);
 
   test("import('ctxfold') works where better-sqlite3 is not installed; nothing it reaches loads it", () => {
     const r = withoutSqlite(`const m = await import('ctxfold');

@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { runWithoutPackages } from '../helpers/without-packages.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,35 +40,16 @@ describe('the ctxfold/ai-sdk example', () => {
 describe('ctxfold/ai-sdk without the ai package', () => {
   test('imports, makes a middleware and compresses a prompt: nothing loads `ai` at run time', () => {
     expect(existsSync(built)).toBe(true);
-    const dir = mkdtempSync(join(tmpdir(), 'ctxfold-noai-'));
-    const script = join(root, `.no-ai-${process.pid}.mjs`);
-    try {
-      const hooks = join(dir, 'hooks.mjs');
-      writeFileSync(hooks, `export async function resolve(specifier, context, next) {
-  if (specifier === 'ai' || specifier.startsWith('ai/') || specifier.startsWith('@ai-sdk/')) {
-    const error = new Error("Cannot find package '" + specifier + "' imported from " + context.parentURL);
-    error.code = 'ERR_MODULE_NOT_FOUND';
-    throw error;
-  }
-  return next(specifier, context);
-}\n`);
-      const register = join(dir, 'register.mjs');
-      writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
-      writeFileSync(script, `let blocked = false;
+    const r = runWithoutPackages(['ai', '@ai-sdk/'], `let blocked = false;
 try { await import('ai'); } catch { blocked = true; }
 const { ctxfoldMiddleware, contextWindowOf } = await import('ctxfold/ai-sdk');
 const mw = ctxfoldMiddleware({ summarizer: null });
 const params = { prompt: [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }], providerOptions: { ctxfold: { chatId: 'a' } } };
 const out = await mw.transformParams({ type: 'generate', params, model: { modelId: 'gpt-4o' } });
 await mw.compressor.close();
-console.log(blocked, contextWindowOf('gpt-4o'), out.prompt.length);\n`);
-      const r = spawnSync(process.execPath, ['--import', register, script], { cwd: root, encoding: 'utf8', timeout: 30_000 });
-      expect(r.stderr).toBe('');
-      expect(r.stdout.trim()).toBe('true 128000 2');
-      expect(r.status).toBe(0);
-    } finally {
-      rmSync(script, { force: true });
-      rmSync(dir, { recursive: true, force: true });
-    }
+console.log(blocked, contextWindowOf('gpt-4o'), out.prompt.length);\n`, 30_000);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('true 128000 2');
+    expect(r.status).toBe(0);
   });
 });

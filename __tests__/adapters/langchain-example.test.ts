@@ -7,8 +7,8 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { runWithoutPackages } from '../helpers/without-packages.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,21 +42,7 @@ describe('the ctxfold/langchain example', () => {
 describe('ctxfold/langchain without the langchain packages', () => {
   test('the entry imports; making the middleware names the packages to install', () => {
     expect({ built: existsSync(built), hint: builtFirst.hint }).toEqual(builtFirst);
-    const dir = mkdtempSync(join(tmpdir(), 'ctxfold-nolangchain-'));
-    const script = join(root, `.no-langchain-${process.pid}.mjs`);
-    try {
-      const hooks = join(dir, 'hooks.mjs');
-      writeFileSync(hooks, `export async function resolve(specifier, context, next) {
-  if (specifier === 'langchain' || specifier.startsWith('langchain/') || specifier.startsWith('@langchain/')) {
-    const error = new Error("Cannot find package '" + specifier + "' imported from " + context.parentURL);
-    error.code = 'ERR_MODULE_NOT_FOUND';
-    throw error;
-  }
-  return next(specifier, context);
-}\n`);
-      const register = join(dir, 'register.mjs');
-      writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
-      writeFileSync(script, `let blocked = false;
+    const r = runWithoutPackages(['langchain', '@langchain/'], `let blocked = false;
 try { await import('langchain'); } catch { blocked = true; }
 const { ctxfoldMiddleware } = await import('ctxfold/langchain');
 console.log('blocked', blocked, 'imported', typeof ctxfoldMiddleware);
@@ -66,15 +52,10 @@ try {
 } catch (error) {
   console.log(error.name + ': ' + error.message);
 }
-`);
-      const r = spawnSync(process.execPath, ['--import', register, script], { cwd: root, encoding: 'utf8', timeout: 60_000 });
-      expect(r.stderr).toBe('');
-      expect(r.status).toBe(0);
-      expect(r.stdout).toContain('blocked true imported function');
-      expect(r.stdout).toMatch(/^InputError: ctxfold\/langchain: needs the packages langchain and @langchain\/core, which could not be loaded \(Cannot find package '(@langchain\/core\/messages|langchain|@langchain\/core\/utils\/function_calling)'.*\); install them: npm i langchain @langchain\/core$/m);
-    } finally {
-      rmSync(script, { force: true });
-      rmSync(dir, { recursive: true, force: true });
-    }
+`, 60_000);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('blocked true imported function');
+    expect(r.stdout).toMatch(/^InputError: ctxfold\/langchain: needs the packages langchain and @langchain\/core, which could not be loaded \(Cannot find package '(@langchain\/core\/messages|langchain|@langchain\/core\/utils\/function_calling)'.*\); install them: npm i langchain @langchain\/core$/m);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { runWithoutPackages } from '../helpers/without-packages.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -32,19 +33,15 @@ describe('ctxfold/openai as a user installs it (needs `npm run build`)', () => {
   });
 
   test('without the openai package, importing ctxfold/openai works and a call names the package to install', () => {
-    // A resolve hook that makes `openai` (and its subpaths) missing, as when it is not installed.
-    const hook = `export async function resolve(specifier, context, next) {
-      if (specifier === 'openai' || specifier.startsWith('openai/')) { const e = new Error("Cannot find package 'openai'"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e; }
-      return next(specifier, context);
-    }`;
-    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
     const script = `
       const missing = await import('openai').then(() => 'openai resolved', (e) => e.code);
       const { withCtxfold, compressorOf } = await import('ctxfold/openai');
       let message = '';
       try { withCtxfold(undefined, { maxContextTokens: 1000 }); } catch (e) { message = e.message; }
       console.log(JSON.stringify({ missing, exports: [typeof withCtxfold, typeof compressorOf], message }));`;
-    const out = JSON.parse(run(['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script]).trim().split('\n').at(-1)!) as { missing: string; exports: string[]; message: string };
+    const r = runWithoutPackages(['openai'], script);
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { missing: string; exports: string[]; message: string };
     expect(out.missing).toBe('ERR_MODULE_NOT_FOUND');
     expect(out.exports).toEqual(['function', 'function']);
     expect(out.message).toMatch(/^client: must be a client of the openai package .*npm i openai/);
