@@ -19,14 +19,14 @@ function cutPoints(g: Grouping): Set<number> {
 
 const history: OpenAIChatMessage[] = [
   { role: 'system', content: 'be brief' }, // 0
-  { role: 'user', content: 'book a flight' }, // 1
+  { role: 'user', content: 'order a part' }, // 1
   { role: 'assistant', content: null, tool_calls: [
     { id: 'call_a', type: 'function', function: { name: 'search', arguments: '{}' } },
     { id: 'call_b', type: 'function', function: { name: 'price', arguments: '{}' } },
   ] }, // 2
   { role: 'tool', tool_call_id: 'call_b', content: '120 USD' }, // 3
-  { role: 'tool', tool_call_id: 'call_a', content: 'HAT170' }, // 4
-  { role: 'assistant', content: 'HAT170 for 120 USD?' }, // 5
+  { role: 'tool', tool_call_id: 'call_a', content: 'QMX417' }, // 4
+  { role: 'assistant', content: 'QMX417 for 120 USD?' }, // 5
   { role: 'user', content: 'yes' }, // 6
   { role: 'assistant', content: 'Booked.' }, // 7
 ];

@@ -26,7 +26,7 @@ const body = JSON.stringify({ id: 'chat-1', messages: history });
 describe('ctxfold compress --summarizer', () => {
   let server: FakeLlmServer;
   beforeAll(async () => {
-    server = await startFakeLlmServer({ reply: () => 'LLM SUMMARY: user wants flights; ids ABC123.' });
+    server = await startFakeLlmServer({ reply: () => 'LLM SUMMARY: user wants items; ids ABC123.' });
   });
   afterAll(() => server.close());
 

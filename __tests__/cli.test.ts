@@ -85,15 +85,15 @@ afterAll(() => {
  * (budget, collapse threshold, its default) changes the outcome.
  */
 function toolChat(rounds: number): OpenAIChatMessage[] {
-  const out: OpenAIChatMessage[] = [{ role: 'system', content: 'You are an airline agent. Use the tools to look things up.' }];
+  const out: OpenAIChatMessage[] = [{ role: 'system', content: 'You are a support agent. Use the tools to look things up.' }];
   for (let i = 0; i < rounds; i++) {
     const size = [3000, 600, 60][i % 3];
     let result = '';
-    for (let k = 0; result.length < size; k++) result += `flight AF${100 + i * 7 + k} seat ${k}${'ABCDEF'[k % 6]} status ${k % 2 ? 'open' : 'held'}; `;
-    out.push({ role: 'user', content: `Round ${i}: what is the status of reservation R${1000 + i}?` });
-    out.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'get_reservation', arguments: `{"id":"R${1000 + i}"}` } }] });
+    for (let k = 0; result.length < size; k++) result += `item AF${100 + i * 7 + k} seat ${k}${'ABCDEF'[k % 6]} status ${k % 2 ? 'open' : 'held'}; `;
+    out.push({ role: 'user', content: `Round ${i}: what is the status of order R${1000 + i}?` });
+    out.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'get_order', arguments: `{"id":"R${1000 + i}"}` } }] });
     out.push({ role: 'tool', tool_call_id: `call_${i}`, content: result });
-    out.push({ role: 'assistant', content: `Reservation R${1000 + i} is confirmed; ${i + 1} seats checked.` });
+    out.push({ role: 'assistant', content: `Order R${1000 + i} is confirmed; ${i + 1} seats checked.` });
   }
   out.push({ role: 'user', content: 'Thanks. Anything else I should know?' });
   return out;

@@ -158,16 +158,16 @@ describe('compressContext: every view is safe', () => {
 describe('the view checks catch an unsafe view', () => {
   const history: OpenAIChatMessage[] = [
     { role: 'system', content: 'You are a travel agent. Be brief.' },
-    { role: 'user', content: 'Find me a flight from Paris to Tokyo and its price.' },
+    { role: 'user', content: 'Find me a train from Paris to Lyon and its price.' },
     { role: 'assistant', content: null, tool_calls: [
       { id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"from":"CDG","to":"HND"}' } },
-      { id: 'call_b', type: 'function', function: { name: 'price', arguments: '{"flight":"HAT170"}' } },
+      { id: 'call_b', type: 'function', function: { name: 'price', arguments: '{"item":"QMX417"}' } },
     ] },
     { role: 'tool', tool_call_id: 'call_b', content: '1287 USD' },
-    { role: 'tool', tool_call_id: 'call_a', content: 'HAT170 departs 10:05' },
-    { role: 'assistant', content: 'HAT170 at 10:05 for 1287 USD.' },
+    { role: 'tool', tool_call_id: 'call_a', content: 'QMX417 departs 10:05' },
+    { role: 'assistant', content: 'QMX417 at 10:05 for 1287 USD.' },
     { role: 'user', content: 'Book it.' },
-    { role: 'assistant', content: 'Booked: reservation ZFA04Y.' },
+    { role: 'assistant', content: 'Placed: order ZFA04Y.' },
   ];
   const maxContextTokens = 60;
   const good = compressContext(history, { counter, maxContextTokens, keepLast: 2 });

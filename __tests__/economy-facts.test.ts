@@ -42,10 +42,10 @@ describe('fact checker: each rule finds its shape', () => {
     ['it took 250 ms and 1.5 GB', '1.5 GB', 'quantity'],
     ['a 12% drop', '12%', 'quantity'],
     ['commit 9f8e7d6 broke it', '9f8e7d6', 'hash'],
-    ['my user is sofia_kim_7287, thanks', 'sofia_kim_7287', 'code'],
-    ['flight HAT017 is late', 'HAT017', 'code'],
+    ['my user is ana_lopez_4412, thanks', 'ana_lopez_4412', 'code'],
+    ['item QMX017 is late', 'QMX017', 'code'],
     ['order ORD-2025-004211 is late', 'ORD-2025-004211', 'code'],
-    ['the id: AQLBTL', 'AQLBTL', 'keyed'],
+    ['the id: BXRTLM', 'BXRTLM', 'keyed'],
     ['zip 77243 please', '77243', 'number'],
     ['about 1,250 people', '1,250', 'number'],
   ];
@@ -61,18 +61,18 @@ describe('fact checker: each rule finds its shape', () => {
 
   test('JSON: id-shaped keys give their value whole, number leaves of 3+ digits count, upper-case codes count', () => {
     const facts = extractFacts([
-      call('c1', 'get', { reservation_id: 'AQLBTL', userId: 'mia', count: 3, page: 12 }),
-      tool('c1', JSON.stringify({ origin: 'MCO', status: 'available', price: 523, seats: 9, first_name: 'Sofia', methods: { certificate_8544743: { amount: 250 } }, address1: 'Elm', ok: true, code: 'SPRING' })),
+      call('c1', 'get', { order_id: 'BXRTLM', userId: 'mia', count: 3, page: 12 }),
+      tool('c1', JSON.stringify({ origin: 'KPX', status: 'available', price: 523, seats: 9, first_name: 'Ana', methods: { voucher_6012358: { amount: 250 } }, address1: 'Elm', ok: true, code: 'SPRING' })),
     ]);
     const byValue = new Map(facts.map((f) => [f.value, f]));
-    expect(byValue.get('AQLBTL')).toMatchObject({ kind: 'keyed', source: 'tool-call', message: 0 });
+    expect(byValue.get('BXRTLM')).toMatchObject({ kind: 'keyed', source: 'tool-call', message: 0 });
     expect(byValue.get('mia')?.kind).toBe('keyed');
     expect(byValue.get('SPRING')?.kind).toBe('keyed');
-    expect(byValue.get('MCO')?.kind).toBe('code');
+    expect(byValue.get('KPX')?.kind).toBe('code');
     expect(byValue.get('523')).toMatchObject({ kind: 'number', source: 'tool-result', message: 1 });
-    expect(byValue.get('certificate_8544743')?.kind).toBe('code');
+    expect(byValue.get('voucher_6012358')?.kind).toBe('code');
     expect(byValue.get('250')?.kind).toBe('number');
-    for (const no of ['3', '12', '9', 'available', 'Sofia', 'address1', 'Elm', 'true', 'first_name', 'origin']) expect(byValue.has(no)).toBe(false);
+    for (const no of ['3', '12', '9', 'available', 'Ana', 'address1', 'Elm', 'true', 'first_name', 'origin']) expect(byValue.has(no)).toBe(false);
   });
 
   test('key shape: id, *_id, *Id, code, number, hash ... and not other words', () => {

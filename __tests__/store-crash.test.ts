@@ -89,7 +89,7 @@ describe('SqliteStore survives SIGKILL in the middle of commits', () => {
       try {
         const state = await store.get('crash');
         const read = state?.version ?? 0;
-        // Every acknowledged commit survived, and nothing past the commit in flight appeared.
+        // Every acknowledged commit survived, and nothing past the commit in item appeared.
         expect({ round, delay, read, ok: read >= done && read <= begun }).toEqual({ round, delay, read, ok: true });
         if (read > done) landedUnacknowledged++;
         if (state) {

@@ -104,7 +104,7 @@ describe.each(stores)('%s: StateStore contract', (_name, make) => {
     const full: ChatState = {
       chatId: 'чат/用户-🧵 "quoted" \\ back',
       version: 1,
-      summary: 'Résumé: the user 👩‍💻 asked about 東京 → flights; e\u0301 vs é; tab\tnewline\nquote"\u0000end',
+      summary: 'Résumé: the user 👩‍💻 asked about 東京 → items; e\u0301 vs é; tab\tnewline\nquote"\u0000end',
       coveredIds,
       summarizer: 'llm',
       model: 'gpt-4o-mini',

@@ -60,14 +60,14 @@ describe('extractive summarizer', () => {
   test('records tool errors with the tool name (paired by the structure scan), and does not take data that mentions a failure for an error', async () => {
     const history: OpenAIChatMessage[] = [
       { role: 'assistant', content: null, tool_calls: [
-        { id: 'a', type: 'function', function: { name: 'cancel_reservation', arguments: '{"reservation_id":"ZZZ999"}' } },
+        { id: 'a', type: 'function', function: { name: 'cancel_order', arguments: '{"order_id":"ZZZ999"}' } },
         { id: 'b', type: 'function', function: { name: 'get_logs', arguments: '{}' } },
       ] },
       { role: 'tool', tool_call_id: 'b', content: '{"status":"ok","note":"the previous export failed"}' },
-      { role: 'tool', tool_call_id: 'a', content: 'Error: reservation ZZZ999 not found' },
+      { role: 'tool', tool_call_id: 'a', content: 'Error: order ZZZ999 not found' },
     ];
     const summary = await createExtractiveSummarizer().summarize({ messages: transcriptOf(history, openaiChatLens), signal: live() });
-    expect(section(summary, 'Errors')).toEqual(['cancel_reservation: Error: reservation ZZZ999 not found']);
+    expect(section(summary, 'Errors')).toEqual(['cancel_order: Error: order ZZZ999 not found']);
   });
 
   test('redacts secrets in arguments and never copies them from results', async () => {
@@ -173,7 +173,7 @@ describe('extractive summarizer', () => {
 corpusDescribe(describe)('extractive summarizer on real conversations', () => {
   const corpus = loadCorpus();
 
-  /** `key=value` pairs of a call's arguments whose key names an id (`user_id`, `reservation_id`...). */
+  /** `key=value` pairs of a call's arguments whose key names an id (`user_id`, `order_id`...). */
   function idArguments(args: string): string[] {
     const parsed = JSON.parse(args || '{}') as Record<string, unknown>;
     return Object.entries(parsed).filter(([k, v]) => /_id$/.test(k) && typeof v === 'string').map(([, v]) => v as string);

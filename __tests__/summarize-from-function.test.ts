@@ -1,3 +1,4 @@
+import { summarizeRolling } from '../src/summarize/rolling.js';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { AIMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { generateText } from 'ai';
@@ -227,6 +228,26 @@ describe('summarizerFromFunction with a LangChain chat model', () => {
   });
 });
 
+describe('summarizerFromFunction: the fact check', () => {
+  const entries = [
+    { role: 'user' as const, text: 'Please look up account AC-48213 and the order placed on 2025-03-14.', calls: [], results: [] },
+    { role: 'tool' as const, text: '', calls: [], results: [{ id: 'c1', name: 'lookup', content: '{"account_id":"AC-48213","email":"pat.lee@example.org","total":"$129.40"}' }] },
+  ];
+  test('identifiers the answer left out are appended; checkFacts: false keeps the answer as it is', async () => {
+    const fn = async () => 'The user asked about an account.';
+    const checked = await summarizeRolling(summarizerFromFunction(fn), { messages: entries, signal: new AbortController().signal });
+    for (const value of ['AC-48213', '2025-03-14', 'pat.lee@example.org', '$129.40']) expect(checked.summary).toContain(value);
+    expect(checked.summary.startsWith('The user asked about an account.\n\nFacts:')).toBe(true);
+    expect(checked.factsKept).toBe(checked.factsSeen);
+    const plain = await summarizeRolling(summarizerFromFunction(fn, { checkFacts: false }), { messages: entries, signal: new AbortController().signal });
+    expect(plain.summary).toBe('The user asked about an account.');
+    expect(plain.factsSeen).toBeUndefined();
+  });
+  test('checkFacts must be a boolean', () => {
+    expect(() => summarizerFromFunction(async () => 'x', { checkFacts: 'yes' as unknown as boolean })).toThrow(/options\.checkFacts: must be true or false/);
+  });
+});
+
 describe('summarizerFromFunction in createCompressor', () => {
   test('a function that throws leaves the previous summary in force', async () => {
     const store = new MemoryStore();
@@ -249,7 +270,8 @@ describe('summarizerFromFunction in createCompressor', () => {
       const v1 = await store.get('chat-f');
       expect(v1?.version).toBe(1);
       expect(v1?.summarizer).toBe('function');
-      expect(v1?.summary).toMatch(/^summary #\d+ of \d+ chars$/);
+      // The function's answer, then the facts it left out, appended from the ledger (checkFacts).
+      expect(v1?.summary).toMatch(/^summary #\d+ of \d+ chars\n\nFacts:\n- \(\d+ of \d+ facts kept, \d+ messages read\)\n/);
 
       // Later the function fails: the job fails, nothing is committed, v1 is still served.
       mode = 'throw';

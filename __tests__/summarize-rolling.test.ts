@@ -153,7 +153,7 @@ describe('summarizeRolling', () => {
 
   test('entryTokens counts the rendered entry, names and arguments included', () => {
     const bare: TranscriptEntry = { role: 'assistant', text: '', calls: [], results: [] };
-    const withCall: TranscriptEntry = { ...bare, calls: [{ id: 'c1', name: 'get_reservation_details', arguments: '{"reservation_id":"ZFA04Y"}' }] };
-    expect(entryTokens(withCall, count)).toBeGreaterThan(entryTokens(bare, count) + count('get_reservation_details'));
+    const withCall: TranscriptEntry = { ...bare, calls: [{ id: 'c1', name: 'get_order_details', arguments: '{"order_id":"ZFA04Y"}' }] };
+    expect(entryTokens(withCall, count)).toBeGreaterThan(entryTokens(bare, count) + count('get_order_details'));
   });
 });

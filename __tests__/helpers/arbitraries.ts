@@ -18,13 +18,13 @@ import { mulberry32 } from '../../bench/fixtures/conversation.js';
 export type Content = string | OpenAIContentPart[];
 
 const ENGLISH = [
-  'the', 'flight', 'reservation', 'was', 'updated', 'passenger', 'baggage', 'please', 'confirm', 'cancel',
+  'the', 'item', 'order', 'was', 'updated', 'member', 'parcel', 'please', 'confirm', 'cancel',
   'refund', 'to', 'from', 'Paris', 'Tokyo', 'insurance', 'seat', 'economy', 'business', 'and', 'yes', 'no',
   'order', 'status', 'delivered', 'I', 'want', 'change', 'my', 'date', 'search', 'results', 'error', 'ok',
 ];
 const CHINESE = ['预订', '已成功', '更新', '乘客', '信息', '航班', '取消', '退款', '行李', '请确认', '经济舱', '商务舱', '你好', '谢谢'];
 const JSON_SNIPPETS = [
-  '{"reservation_id":"ZFA04Y","status":"confirmed","flights":[{"flight_number":"HAT170","date":"2024-05-16"}]}',
+  '{"order_id":"ZFA04Y","status":"confirmed","items":[{"item_number":"QMX417","date":"2024-05-16"}]}',
   '{"error":null,"items":[1,2,3],"total":1287.5,"currency":"USD"}',
   '[{"name":"Mia Li","dob":"1990-04-05"},{"name":"陈明","dob":"1985-11-20"}]',
   '{"ok":true,"message":"预订已成功更新","seats":{"economy":12,"business":3}}',
@@ -39,7 +39,7 @@ export const CALL_ID_POOL: readonly string[] = [
 /** Prefix of the ids of injected orphan results: never the id of any generated call. */
 export const ORPHAN_ID_PREFIX = 'call_gone_';
 
-const TOOL_NAMES = ['get_reservation_details', 'search_direct_flight', 'book_reservation', 'calculate', 'think', 'web_search', 'read_file'];
+const TOOL_NAMES = ['get_order_details', 'search_direct_item', 'place_order', 'calculate', 'think', 'web_search', 'read_file'];
 
 
 /**
@@ -101,7 +101,7 @@ const bulkyArb = fc.tuple(fc.constantFrom(...BULKY_OUTPUTS), fc.boolean())
 export const toolOutputArb: fc.Arbitrary<Content> = fc.oneof({ weight: 12, arbitrary: contentArb }, { weight: 1, arbitrary: bulkyArb });
 
 const argsArb = fc.array(
-  fc.tuple(fc.constantFrom('reservation_id', 'origin', 'destination', 'date', 'query', 'amount'), fc.oneof(wordsArb, fc.integer())),
+  fc.tuple(fc.constantFrom('order_id', 'origin', 'destination', 'date', 'query', 'amount'), fc.oneof(wordsArb, fc.integer())),
   { maxLength: 4 },
 ).map((entries) => JSON.stringify(Object.fromEntries(entries)));
 

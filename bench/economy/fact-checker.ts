@@ -14,7 +14,7 @@
  *
  * A text that parses as JSON (an object or an array) is walked: every string leaf is scanned with
  * the text rules, and so is every object key holding 3+ digits (a key that is data, such as
- * `certificate_8544743`, not a field name such as `address1`); a leaf under an id-shaped key
+ * `voucher_6012358`, not a field name such as `address1`); a leaf under an id-shaped key
  * (`isIdKey`) is a fact whole; a number leaf of 3+ digits is a fact; a string leaf that is wholly
  * 3-8 upper-case letters is a code (`MCO`, `EUR`).
  * Any other text is scanned with the text rules. The rules run in the order of `TEXT_RULES`;
@@ -182,7 +182,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     kind: 'code',
-    rule: 'identifier or code: a token of 3+ letters, digits, _ or - holding both a letter and a digit (HAT017, abc_123, ORD-2024-0042), ordinals (21st) excepted',
+    rule: 'identifier or code: a token of 3+ letters, digits, _ or - holding both a letter and a digit (QMX017, abc_123, ORD-2024-0042), ordinals (21st) excepted',
     re: /(?<![\w\/@-])(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w\/@-])(?!\.\w)/g,
     accept: (m) => (m[0].length < 3 || /^\d+(?:st|nd|rd|th)$/i.test(m[0]) ? [] : [m[0]]),
   },
@@ -219,7 +219,7 @@ function keyedValue(v: string): string[] {
   return [s];
 }
 
-/** Whole JSON string leaf that is an upper-case code of 3-8 letters (MCO, USD, AQLBTL): a code. */
+/** Whole JSON string leaf that is an upper-case code of 3-8 letters (MCO, USD, BXRTLM): a code. */
 const WHOLE_UPPER_CODE = /^[A-Z]{3,8}$/;
 
 // ---------------------------------------------------------------------------------------------
@@ -282,7 +282,7 @@ function walkJson(value: unknown, key: string | undefined, add: Sink): void {
   }
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      // A key is data only when it holds 3+ digits (`certificate_8544743`), not a field name (`address1`).
+      // A key is data only when it holds 3+ digits (`voucher_6012358`), not a field name (`address1`).
       if (digits(k) >= 3) scanText(k, add);
       walkJson(v, k, add);
     }

@@ -79,8 +79,20 @@ export interface PlanDecisions {
    * Groups not yet summarized, between head/summary and tail, when the view with the current
    * summary (before any trimming) is at or above the threshold.
    */
-  readonly summarize?: { readonly start: number; readonly end: number };
+  readonly summarize?: SummarizeRange;
   readonly notes: readonly string[];
+}
+
+/**
+ * Messages a summarizer should fold next, [start, end), and `roomTokens`: the most tokens a summary
+ * of them can take so that head, system messages, the summary (framed) and every message from
+ * `end` on fit `maxContextTokens` (absent without a budget). A summary sized to it never pushes
+ * that view over the budget.
+ */
+export interface SummarizeRange {
+  readonly start: number;
+  readonly end: number;
+  readonly roomTokens?: number;
 }
 
 /** The planner's output: the view to send and the decisions behind it. */
@@ -191,6 +203,18 @@ function protectedTokens(grouping: Grouping, tokens: ArrayLike<number>, hEnd: nu
   const n = grouping.groupOf.length;
   for (let i = 0; i < n; i++) if (i < hEnd || i >= protectedStart || grouping.pinned[i]) total += tokens[i];
   return total;
+}
+
+/**
+ * The room a summary of [hEnd, end) has in the view that keeps everything else: `max` minus the
+ * head, pinned messages, every message from `end` on, the request overhead and the summary's
+ * frame; at least 0. Every message it adds up was counted (a fold ends at or after the counted part).
+ */
+function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number, end: number, max: number, overhead: number, frameCost: number): number {
+  let kept = overhead + frameCost;
+  const n = grouping.groupOf.length;
+  for (let i = 0; i < n; i++) if (i < hEnd || i >= end || grouping.pinned[i]) kept += tokens[i];
+  return Math.max(0, max - kept);
 }
 
 /**
@@ -412,7 +436,8 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   const threshold = options.compressionThresholdTokens;
   // Uncounted messages mean the counted ones alone passed the budget and the threshold.
   if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < tStart) {
-    summarize = { start: coveredEnd, end: foldEnd(grouping, tokens, coveredEnd, countedFrom, tStart, untrimmed, options) };
+    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, tStart, untrimmed, options);
+    summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole))) };
   }
   return {
     messages: out,

@@ -80,8 +80,11 @@ export interface CompressReport {
    * instructions and tools outside the list are not included). 0 for a chat's first view.
    */
   readonly prefixTokensShared?: number;
-  /** When over the threshold: the messages a summarizer should fold in next, by index and id. */
-  readonly summarize?: { readonly start: number; readonly end: number; readonly ids: readonly string[] };
+  /**
+   * When over the threshold: the messages a summarizer should fold in next, by index and id, and
+   * with a budget the room a summary of them has in the view that keeps the rest (`roomTokens`).
+   */
+  readonly summarize?: { readonly start: number; readonly end: number; readonly roomTokens?: number; readonly ids: readonly string[] };
   readonly notes: readonly string[];
 }
 
@@ -386,7 +389,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     return out;
   });
   const s = d.summarize;
-  const summarize = s ? lazyObject({ start: s.start, end: s.end }, 'ids', () => Array.from({ length: s.end - s.start }, (_, k) => idOf(s.start + k))) : undefined;
+  const summarize = s ? lazyObject(s.roomTokens === undefined ? { start: s.start, end: s.end } : { start: s.start, end: s.end, roomTokens: s.roomTokens }, 'ids', () => Array.from({ length: s.end - s.start }, (_, k) => idOf(s.start + k))) : undefined;
   const groupStats = memo(() => {
     let turns = 0;
     let largest = 0;

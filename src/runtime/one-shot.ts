@@ -32,6 +32,8 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
     messages: transcriptOf(input, lens, range.start, range.end),
     signal: signal ?? new AbortController().signal,
     countTokens: counter.text,
+    // One view is made: the summary may take all the room the rest of it leaves.
+    ...(range.roomTokens === undefined ? {} : { maxTokens: range.roomTokens }),
   });
   const coveredIds = Array.from({ length: range.end - first.report.headEnd }, (_, k) => idOf(first.report.headEnd + k));
   // Plan again on the same (repaired) history, so the covered ids match what is planned.

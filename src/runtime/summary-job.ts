@@ -13,6 +13,17 @@ import { inSlices } from './slices.js';
 /** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
 const RENDER_OVERHEAD_TOKENS = 16;
 
+/**
+ * Share of the fold's trigger (the smaller of threshold and budget) a background summary may take
+ * at most: half of what a fold frees (`1 - lowWaterMark`). A view right after a fold then stays
+ * below the trigger with room for the next turns to append, so one fold does not call the next.
+ */
+export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number): number | undefined {
+  const share = trigger === undefined ? undefined : Math.floor(((1 - lowWaterMark) / 2) * trigger);
+  if (roomTokens === undefined) return share;
+  return share === undefined ? roomTokens : Math.min(roomTokens, share);
+}
+
 /** Emitted when a job starts folding messages into a chat's summary. */
 export interface SummaryStartEvent {
   readonly chatId: string;
@@ -37,6 +48,14 @@ export interface SummaryDoneEvent {
   /** Summarizer calls this job made (more than one when the batch exceeded its input budget). */
   readonly calls: number;
   readonly recomputed: boolean;
+  /** The room the summary was given (`backgroundSummaryRoom`), when the budget or threshold set one. */
+  readonly allowedTokens?: number;
+  /**
+   * Facts the summary's ledger reports: distinct identifiers, codes, dates and amounts seen over
+   * every fold, and those the summary holds (absent for a summarizer that writes no ledger).
+   */
+  readonly factsSeen?: number;
+  readonly factsKept?: number;
 }
 
 /** Emitted when a job's summary lost the compare-and-set to a newer one and was discarded. */
@@ -102,7 +121,11 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     for (let i = g.start; i < g.end; i++) entries[i - start] = lens.read(input[i]);
     if (g.type === 'turn') withCallNames(entries, scanStructure(input, lens, g.start, g.end), start);
   });
-  const { summary, calls } = await summarizeRolling(ctx.summarizer, {
+  const plan = ctx.planning.plan;
+  const trigger = Math.min(plan.compressionThresholdTokens ?? Infinity, plan.maxContextTokens ?? Infinity);
+  const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1);
+  const { summary, calls, factsSeen, factsKept } = await summarizeRolling(ctx.summarizer, {
+    ...(allowedTokens === undefined ? {} : { maxTokens: allowedTokens }),
     previousSummary: applied ? state?.summary : undefined,
     messages: entries,
     signal,
@@ -140,5 +163,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   }
   ctx.onDone?.({
     chatId, version: next.version, coveredIds, newlyCovered: coveredIds.slice(start - head), tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
+    ...(allowedTokens === undefined ? {} : { allowedTokens }),
+    ...(factsSeen === undefined ? {} : { factsSeen, factsKept }),
   });
 }

@@ -1,9 +1,10 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { InputError } from '../errors.js';
 import { callText } from './call-text.js';
 import { defaultTextCounter } from './default-counter.js';
-import { factsFromContent, type Fact } from './facts.js';
+import { emptyLedger, ledgerBuilder, parseLedger, renderLedger, type Ledger } from './ledger.js';
 import { conclusionOf, outcomesOf, requestOf } from './sentences.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
 import { errorOf } from './tool-errors.js';
@@ -13,16 +14,34 @@ import {
 
 /** Options of `createExtractiveSummarizer`. */
 export interface ExtractiveSummarizerOptions {
-  /** Most tokens a summary may have; the oldest items of each section go first. Default 800, at least 32. */
+  /**
+   * Most tokens a summary may have; the least recent facts and the oldest items of each section go
+   * first. Default: the room the caller says the summary will have (`SummarizeRequest.maxTokens`),
+   * else 800. At least 32.
+   */
   readonly maxSummaryTokens?: number;
   /** Most tokens one call is given by the rolling driver (previous summary + messages). Default 16 000. */
   readonly inputBudgetTokens?: number;
   /** Token counter for the summary budget. Default: the shared tiktoken counter (`o200k_base`). */
   readonly countTokens?: TextCounter;
+  /**
+   * Share of a summary's room the fact ledger gets first, after the title and the goal
+   * (`LEDGER_SHARE`, 0.8 by default); it takes more when the rest of the working memory needs less.
+   * Between 0 and 1.
+   */
+  readonly ledgerShare?: number;
 }
 
-/** Facts taken from one message at most: a result listing fifty flights gives its first ones. */
-export const FACTS_PER_MESSAGE = 24;
+/**
+ * How a summary's room is split. The title and the goal come first (they are never dropped).
+ * Of what is left, the fact ledger gets its share first: `LEDGER_SHARE`, or more when the rest of
+ * the working memory (requests, tool calls, errors, conclusions) needs less than the remainder.
+ * The working memory then gets whatever the ledger did not take.
+ */
+export const LEDGER_SHARE = 0.8;
+
+/** Messages read between two turns of the event loop. */
+const SLICE_MESSAGES = 8;
 
 /** Smallest accepted `maxSummaryTokens`: the title and one short item must fit. */
 export const MIN_SUMMARY_TOKENS = 32;
@@ -32,14 +51,10 @@ function positiveInteger(value: number, name: string, min = 1): number {
   return value;
 }
 
-function factLine(fact: Fact): string {
-  return fact.label ? `${fact.label}: ${fact.value}` : fact.value;
-}
-
 /**
  * Folds entries, oldest first, into the working memory: what each user asked, each tool call
- * with its arguments, errors tool results reported, identifiers found in results and messages,
- * and what the assistant concluded. System messages are skipped (they are pinned, never folded).
+ * with its arguments, errors tool results reported, and what the assistant concluded (the facts
+ * of results and messages go to the fact ledger, `extendLedger`). System messages are skipped (they are pinned, never folded).
  * A result's tool name is the one its entry carries (`transcriptOf` names results after the calls
  * they answer); this fold does no pairing of its own.
  */
@@ -51,51 +66,115 @@ export function foldEntries(memory: WorkingMemory, entries: readonly TranscriptE
     // The first request seen with nothing before it is the conversation's goal, kept to the end.
     const opensChat = memory.Goal.size === 0 && memory['Earlier notes'].size === 0 && memory['User requests'].size === 0;
     if (entry.role === 'user' && text) addItem(memory, opensChat ? 'Goal' : 'User requests', requestOf(text));
-    if (text) for (const fact of factsFromContent(text, FACTS_PER_MESSAGE)) addItem(memory, 'Facts', factLine(fact));
     if (entry.role === 'assistant' && text) addItem(memory, 'Conclusions', entry.calls.length > 0 ? outcomesOf(text) : conclusionOf(text));
     for (const call of entry.calls) addItem(memory, 'Tool calls', callText(call));
     for (const result of entry.results) {
       const name = result.name;
       const error = errorOf(result.content);
       if (error) addItem(memory, 'Errors', name ? `${name}: ${error}` : error);
-      for (const fact of factsFromContent(result.content, FACTS_PER_MESSAGE)) addItem(memory, 'Facts', factLine(fact));
     }
   }
 }
 
+/** The working memory of a summary without its Facts section (the ledger is read separately). */
+function memoryOf(summary: string): WorkingMemory {
+  const memory = parseWorkingMemory(summary);
+  memory.Facts.clear();
+  return memory;
+}
+
+/**
+ * Writes the summary in at most `maxTokens`: the title and the goal first, then the fact ledger
+ * in its share of the room (`LEDGER_SHARE`, or more when the rest needs less), then the rest of
+ * the working memory in what is left, each trimmed by its own rule (the ledger keeps its most
+ * recent and most referenced facts, each section its newest items).
+ */
+export function writeSummary(memory: WorkingMemory, ledger: Ledger, maxTokens: number, countText: TextCounter, ledgerShare = LEDGER_SHARE, checkpoint: () => void = () => {}): string {
+  // Lines are counted again and again while the room is split: count each text once.
+  const counted = new Map<string, number>();
+  const count: TextCounter = (text) => {
+    let n = counted.get(text);
+    if (n === undefined) {
+      n = countText(text);
+      if (text.length <= 400) counted.set(text, n);
+    }
+    return n;
+  };
+  const rest: WorkingMemory = { ...memory, Facts: new Map() };
+  const goalOnly: WorkingMemory = { ...emptyMemory(), Goal: memory.Goal };
+  const floor = count(renderWorkingMemory(goalOnly));
+  const available = Math.max(0, maxTokens - floor);
+  const restNeeds = count(renderWorkingMemory(rest)) - floor;
+  let ledgerRoom = Math.min(available, Math.max(Math.floor(available * ledgerShare), available - restNeeds - 1));
+  for (let attempt = 0; attempt < 6 && ledgerRoom > 0; attempt++) {
+    const block = renderLedger(ledger, ledgerRoom, count);
+    const blockTokens = block ? count(block) + 1 : 0;
+    const trimmed = trimWorkingMemory(rest, maxTokens - blockTokens, count, checkpoint);
+    const text = renderWorkingMemory(trimmed, block);
+    const over = count(text) - maxTokens;
+    if (over <= 0) {
+      // Room the working memory could not use (its next item did not fit) goes back to the ledger.
+      const left = -over;
+      if (left < 4 || !block) return text;
+      const wider = renderWorkingMemory(trimmed, renderLedger(ledger, blockTokens - 1 + left, count));
+      return count(wider) <= maxTokens ? wider : text;
+    }
+    if (!block) break;
+    ledgerRoom = Math.min(ledgerRoom, blockTokens) - Math.max(over, 1);
+  }
+  return renderWorkingMemory(trimWorkingMemory(rest, maxTokens, count, checkpoint));
+}
+
 /**
  * A summarizer that needs no model: it keeps, as a structured plain-text working memory, the
- * conversation's goal (its first request), the user's later requests, every tool call as `name(args)`, identifiers, amounts, dates and names found
- * in results and answers, tool errors and the assistant's conclusions. Rolling: the previous
- * summary is parsed back and new items are appended (a repeated item moves to the newest end),
- * then the oldest items are dropped until the summary fits `maxSummaryTokens`. Deterministic
- * (same input, same text), no I/O; rejects with the signal's reason once it is aborted. Never
- * returns an empty summary.
+ * conversation's goal (its first request), the user's later requests, every tool call as
+ * `name(args)`, tool errors and the assistant's conclusions, and a fact ledger of the
+ * identifiers, codes, paths, URLs, emails, dates and amounts found in results and messages
+ * (`ledger.ts`). Rolling: the previous summary is parsed back, new items are appended (a repeated
+ * item moves to the newest end) and new facts enter the ledger (a fact seen again is one fact,
+ * more recent and more referenced); then the summary is fitted to `maxSummaryTokens`, the ledger
+ * getting its share of the room first (`writeSummary`). Deterministic (same input, same text), no
+ * I/O; rejects with the signal's reason once it is aborted. Never returns an empty summary.
  */
 export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions = {}): Summarizer {
   const maxSummaryTokens = positiveInteger(options.maxSummaryTokens ?? 800, 'maxSummaryTokens', MIN_SUMMARY_TOKENS);
   const inputBudgetTokens = positiveInteger(options.inputBudgetTokens ?? 16_000, 'inputBudgetTokens');
+  const ledgerShare = options.ledgerShare ?? LEDGER_SHARE;
+  if (!(ledgerShare >= 0 && ledgerShare <= 1)) throw new InputError('options.ledgerShare', `must be a number between 0 and 1, got ${ledgerShare}`);
   return {
     name: 'extractive',
     inputBudgetTokens,
-    async summarize({ previousSummary, messages, signal }: SummarizeRequest): Promise<string> {
+    async summarize({ previousSummary, messages, signal, maxTokens }: SummarizeRequest): Promise<string> {
       const checkpoint = () => signal.throwIfAborted();
       checkpoint();
       const count = options.countTokens ?? defaultTextCounter();
-      const memory = previousSummary?.trim() ? parseWorkingMemory(previousSummary) : emptyMemory();
-      foldEntries(memory, messages, checkpoint);
-      if (itemCount(memory) === 0) {
+      const previous = previousSummary?.trim() ? previousSummary : undefined;
+      const memory = previous ? memoryOf(previous) : emptyMemory();
+      const ledger = ledgerBuilder(previous ? parseLedger(previous) : emptyLedger());
+      // In slices, with a turn for the event loop between them: a batch of long tool results takes
+      // a while to read, and a background summary must not hold up the requests being served.
+      for (let at = 0; at < messages.length; at += SLICE_MESSAGES) {
+        const slice = messages.slice(at, at + SLICE_MESSAGES);
+        foldEntries(memory, slice, checkpoint);
+        ledger.add(slice, checkpoint);
+        if (at + SLICE_MESSAGES < messages.length) await yieldToLoop();
+        checkpoint();
+      }
+      const facts = ledger.ledger();
+      if (itemCount(memory) === 0 && facts.facts.length === 0) {
         addItem(memory, 'Earlier notes', `${messages.length} earlier message(s) held no request, tool call or fact to keep.`);
       }
-      const summary = renderWorkingMemory(trimWorkingMemory(memory, maxSummaryTokens, count, checkpoint));
+      const room = options.maxSummaryTokens === undefined && maxTokens !== undefined && Number.isFinite(maxTokens) ? Math.max(MIN_SUMMARY_TOKENS, Math.floor(maxTokens)) : maxSummaryTokens;
+      const summary = writeSummary(memory, facts, room, count, ledgerShare, checkpoint);
       checkpoint();
       return summary;
     },
     shorten(summary: string, maxTokens: number): string {
-      // The same rule as the summary's own limit: the oldest items of each section go first.
+      // The same rule as the summary's own limit: the ledger keeps its most recent and most
+      // referenced facts in its share, each other section its newest items.
       const count = options.countTokens ?? defaultTextCounter();
       if (maxTokens < MIN_SUMMARY_TOKENS) return '';
-      return renderWorkingMemory(trimWorkingMemory(parseWorkingMemory(summary), maxTokens, count));
+      return writeSummary(memoryOf(summary), parseLedger(summary), maxTokens, count, ledgerShare);
     },
   };
 }

@@ -1,64 +1,121 @@
 import { truncateMiddle } from './truncate-middle.js';
 
 /**
- * Finds the facts a later turn is likely to need (identifiers, codes, dates, amounts, emails,
- * names) in tool results and messages. Pure and deterministic: same input, same facts, same order.
+ * Finds the facts a later turn is likely to need (identifiers, codes, file paths, URLs, emails,
+ * phone numbers, dates, amounts with their units, names) in tool results and messages. Every rule
+ * is about the shape of a value or of the text around it, never about the words of one domain: the
+ * same rules read a service desk's records, a code agent's logs and a shop's orders. Pure and
+ * deterministic: same input, same facts, same order.
  */
 
-/** One fact: an identifier-like value, with the field it came from when known. */
+/** What shape a fact has: the key a fact gets when neither a field nor its sentence names it. */
+export type FactKind =
+  | 'email' | 'url' | 'uuid' | 'date' | 'phone' | 'path' | 'hash' | 'version' | 'amount'
+  | 'id' | 'code' | 'number' | 'ending' | 'name';
+
+/** One fact: a value, and the field or words that name it when known. */
 export interface Fact {
+  /** The field it came from (`order_id`, `payment_methods.voucher_5820417.amount`) or the words before it in its sentence (`tracking number`). */
   readonly label?: string;
+  /** `field` when a JSON key or a `Label:` names it, `sentence` when the words before it in its sentence do. */
+  readonly labelFrom?: 'field' | 'sentence';
   readonly value: string;
+  /** Its shape, for facts found in text (JSON facts are named by their field). */
+  readonly kind?: FactKind;
 }
 
 /**
- * Elements of one JSON array read for facts: a listing of fifty flights gives its first records,
- * a list of record ids most of its ids.
+ * Elements of one JSON array read for facts: a listing of fifty records gives its first records,
+ * a list of ids most of its ids.
  */
-export const ARRAY_ITEMS_READ = { records: 5, values: 12 } as const;
+export const ARRAY_ITEMS_READ = { records: 20, values: 30 } as const;
 
 /** Longest value kept for one fact; longer values are cut in the middle. */
 export const FACT_VALUE_MAX_CHARS = 80;
 
+/** Longest label kept for one fact. */
+export const FACT_LABEL_MAX_CHARS = 48;
+
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+const URL = /\b(?:https?:\/\/|www\.)[^\s<>"'`|]+/g;
 const UUID = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
-const ISO_DATE = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?!\d)/g;
-const AMOUNT = /(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CNY|JPY|dollars|euros)\b)/g;
-/** `user_name_1234`, `card_7480005`, `order-10231`: words joined by `_`/`-`, ending in digits. */
-const JOINED_ID = /\b[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*[_-]\d{2,}\b/g;
-/** `XY123`, `ABC-123`, `4BMN53`, `QX7P2K`: capitals mixed with digits. */
-const CODE = /\b(?:[A-Z]{2,}[-_]?\d[A-Z0-9]*|(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{4,}(?:-[A-Z0-9]+)*)\b/g;
-/** A code named as one in the text (`order QXPTKL`, `ticket #ABCDE`), even when it has no digit. */
-const NAMED_CODE = /\b(?:confirmation|order|ticket|invoice|case|reference|ref|record|locator|account|transaction)(?:\s+(?:id|number|code|no\.?))?\s*(?:is|:|#|=)?\s*#?([A-Za-z0-9]{5,12})\b/gi;
-const CARD_TAIL = /\b(?:ending in|ends in|ending with|last (?:4|four)(?: digits)?(?: (?:are|is))?:?)\s*(\d{4})\b/gi;
-/** A long number with the capitalised words naming it (`Gift Card 6276644`). */
-const LONG_NUMBER = /(?:\b\p{Lu}\p{L}*\s+){0,2}(?<![\d.,$€£¥-])\b\d{5,}\b(?![.,]\d)/gu;
-/** The words an amount is the value of, just before it on its line (`Total Cost: $239`). */
-const AMOUNT_LABEL = /([\p{L}][\p{L}\p{N} #-]{0,30}?)\s*:\s*$/u;
+const ISO_DATE = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2}))?)?(?!\d)/g;
+const MONTH = '(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
+/** `27/05/2024`, `5/27/24`, `May 27`, `May 27, 2024`, `27 May 2024`. */
+const OTHER_DATE = new RegExp(`\\b\\d{1,2}/\\d{1,2}/(?:\\d{4}|\\d{2})\\b|\\b${MONTH}\\.? \\d{1,2}(?:st|nd|rd|th)?(?:,? \\d{4})?\\b|\\b\\d{1,2}(?:st|nd|rd|th)? ${MONTH}\\.?(?:,? \\d{4})?\\b`, 'g');
+/** `+44 20 7946 0958`, `(415) 555-0134`, `415-555-0134`: checked for 8 to 15 digits. */
+const PHONE = /(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w-])|(?<![\w(])\(\d{3}\) ?\d{3}[-. ]\d{4}\b|\b\d{3}[-.]\d{3}[-.]\d{4}\b/g;
+/** `src/core/plan.ts:142`, `./lib/a.js`, `/etc/hosts`, `~/.config/x`: a slash-separated path, with its line and column. */
+const PATH = /(?<![\w/.:@-])(?:~|\.{1,2})?\/?(?:[\w@.-]+\/)+[\w@.-]+(?::\d+){0,2}/g;
+/** `router.ts:142`, `Button.tsx:12:5`: a file name with a line number. */
+const FILE_LINE = /\b[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}:\d+(?::\d+)?\b/g;
+/** A git-style hash: 7 to 40 lowercase hex digits, with at least one digit and one letter. */
+const HASH = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/g;
+/** `v1.2.3`, `1.2.3-rc.1`, `10.0.0.12`. */
+const VERSION = /\bv?\d+\.\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.]+)?\b/g;
+/** `#4821`: a number referred to by `#`. */
+const HASH_NUMBER = /(?<![\w&#])#\d{2,}\b/g;
+const CURRENCY_CODES = 'USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|NZD|INR|BRL|MXN|SEK|NOK|DKK|PLN|CZK|HUF|ZAR|SGD|HKD|KRW|TRY|RUB|AED|SAR|ILS|THB|PHP|IDR|MYR|TWD|VND|NGN|EGP|ARS|CLP|COP';
+const NUMBER = '\\d[\\d,]*(?:\\.\\d+)?';
+/** An amount with its currency: `$239`, `€ 12.50`, `49.95 GBP`, `CHF 120`, `12,50 €`, `30 dollars`. */
+const AMOUNT = new RegExp(
+  `(?:R\\$|[$€£¥₹₩₽₺₪₫฿₱₦])\\s?-?${NUMBER}|\\b(?:${CURRENCY_CODES})\\s?-?${NUMBER}|\\b${NUMBER}\\s?(?:(?:${CURRENCY_CODES})\\b|[€£¥₹₽]|(?:dollars?|euros?|pounds?|yen|cents?)\\b)`,
+  'g',
+);
+/** A quantity with its unit (`4.37 s`, `250 MB`, `15%`): kept only where a field names it (`Time: 4.37 s`), not in prose. */
+const UNIT_AMOUNT = /\b\d+(?:\.\d+)?\s?(?:%|(?:ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|kg|g|mg|lbs?|oz|km|m|cm|mm|mi|ft|KB|MB|GB|TB|KiB|MiB|GiB|bytes?|px|°[CF])\b)/g;
+/** `user_name_1234`, `card_2963108`, `pi_3Mtw9xQ`, `ORD-1003`: word parts joined by `_`/`-`, with a digit and a letter. */
+const JOINED_ID = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+\b/g;
+/** `aB3xK9qZ`: a long token mixing upper case, lower case and digits (a generated key or id). */
+const MIXED_ID = /\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{8,}\b/g;
+/** `XY123`, `7KPD28`, `QX7P2K`, `TS2345`: capitals mixed with digits, four characters or more. */
+const CODE = /\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{4,}(?:-[A-Z0-9]+)*\b/g;
+/** A code introduced as one (`id: QXPTKL`, `code is ABCDE`, `#RTYUI`), even when it has no digit. */
+const CUED_CODE = /(?:\b(?:[Ii][Dd]|ID|[Cc]ode|CODE|[Nn]umber|NUMBER|[Nn]o\.|[Nn]um|[Rr]ef(?:erence)?)\b\s*(?:is\s+|:\s*|=\s*)?#?|(?<![\w&])#)([A-Z0-9]{5,12})\b/g;
+/** Six to ten capitals with at most one vowel (`BXRTLM`, `QXPTKL`): a code, not a shouted word. */
+const CONSONANT_CODE = /\b[A-Z]{6,10}\b/g;
+/** The last digits of a masked number: `ending in 3816`, `last 4 digits: 1234`, `**** 4242`. */
+const MASKED_TAIL = /(?:\b(?:ending|ends) (?:in|with) |\blast (?:4|four)(?: digits)?(?: (?:are|is))?:? ?|(?:[*•xX]{2,}[ -]?){1,3})(\d{4})\b/g;
+/** A long number with the capitalised words naming it (`Store Credit 3149902`). */
+const LONG_NUMBER = /(?:\b\p{Lu}\p{L}*\s+){0,2}(?<![\d.,$€£¥#-])\b\d{5,}\b(?![.,]\d)/gu;
 const QUOTED_NAME = /(?<![\p{L}\p{N}'])["“'‘](\p{Lu}[\p{L}'’.-]*(?:\s+\p{Lu}[\p{L}'’.-]*){1,3})["”'’](?![\p{L}\p{N}])/gu;
 
 /** Whole values that identify something on their own (compared exactly when deduplicating). */
 const DISTINCTIVE = [
   /^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/,
+  /^(?:https?:\/\/|www\.)\S+$/,
   /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
-  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/,
-  /^[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*[_-]\d{2,}$/,
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2}))?)?$/,
+  /^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+$/,
   /^(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{4,15}$/,
   /^(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{2,15}$/,
+  /^(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{8,}$/,
+  /^(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}$/,
+  /^(?:~|\.{1,2})?\/?(?:[\w@.-]+\/)+[\w@.-]+(?::\d+){0,2}$/,
+  /^[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}:\d+(?::\d+)?$/,
+  /^\+\d[\d ().-]{6,}\d$/,
+  /^v?\d+\.\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.]+)?$/,
+  /^#\d{2,}$/,
   /^\d{5,}$/,
 ];
 
-/** Keys whose values are worth keeping whatever they look like. */
-const ID_KEY = /(?:^|[_\-.])(?:id|ids|uuid|code|number|no|num|email|phone|name|status|date|dob|time|at|ref|reference|sku|iban|four|last4)$|[a-z](?:Id|ID|Ids|Code|Number|Email|Phone|Name|Status|Date|At|Ref)$/;
-/** Keys whose numbers are amounts or counts a later turn may quote. */
-const AMOUNT_KEY = /(?:amount|balance|price|total|cost|fee|fees|refund|paid|due|charge|salary|quantity|count)$/i;
+/** Keys whose values are worth keeping whatever they look like: ids, codes, names, dates, addresses of things. */
+const ID_KEY = /(?:^|[_\-.])(?:id|ids|uuid|guid|code|number|no|num|email|phone|name|date|time|at|ref|reference|key|slug|sha|hash|url|uri|path|file)$|[a-z](?:Id|ID|Ids|Code|Number|Email|Phone|Name|Date|Time|At|Ref|Key|Url|Uri|Path|Sha|Hash)$/;
+/** Keys whose numbers are amounts a later turn may quote (also read on the parent: `prices.economy`). */
+const AMOUNT_KEY = /(?:^|[_\-.])(?:amount|amounts|total|subtotal|sum|price|prices|cost|costs|fee|fees|balance|tax|discount)$|[a-z](?:Amount|Total|Price|Cost|Fee|Balance)$|^(?:amount|total|price|cost|fee|balance)/i;
+/** Keys that give the unit of a sibling amount (`{ amount: 49.95, currency: "GBP" }`). */
+const UNIT_KEY = /^(?:currency|currency_code|currencyCode|unit|units)$/;
 /** Keys never copied into a summary (`max_tokens` is not a secret; `access_token` and `authToken` are). */
 const SECRET_KEY = /password|passwd|secret|api[_-]?key|apikey|authorization|cookie|credential|private[_-]?key|(?:^|[_-])token$/i;
 const SECRET_CAMEL_KEY = /[a-z]Token$/;
-/** Leaf keys too vague alone: they are labelled with their parent (`certificate_85447.amount`). */
-const GENERIC_KEYS = new Set(['id', 'name', 'amount', 'status', 'number', 'code', 'date', 'price', 'balance', 'type', 'value', 'email', 'total', 'time']);
+/** Leaf keys too vague alone: they are labelled with their parent (`voucher_60123.amount`). */
+const GENERIC_KEY = /^(?:id|name|amount|status|state|number|code|date|price|balance|type|value|email|total|time|url|path|key)$/i;
+/** Shapes a sentence's words may name (others are named by a field, or by their shape). */
+const SENTENCE_NAMED = /^(?:amount|id|code|number|ending)$/;
+/** Words that say nothing alone: dropped from the ends of a label taken from a sentence. */
+const FUNCTION_WORD = /^(?:a|an|the|my|your|our|their|his|her|its|this|that|these|those|is|are|was|were|be|been|being|am|it|it's|i|i'm|you|we|they|he|she|me|us|them|of|for|to|in|on|at|by|with|from|into|and|or|but|as|so|please|here|there|also|just|now|then|use|using|via|new|same|and|than|if|ok|okay|yes|no|sure|see|got|get|has|have|had|will|would|can|could|should|do|does|did|not|which|what|where|when|who|how|all|any|some|actually|only|about|around|approximately|roughly|still|already|currently|now|exactly|total of|than|after|before|up|down|out|over|under|per|each|every)$/i;
 
-/** True when `value` identifies something on its own (an id, code, email, date...), not a common word or small number. */
+/** True when `value` identifies something on its own (an id, code, email, date, path...), not a common word or small number. */
 export function isDistinctive(value: string): boolean {
   return DISTINCTIVE.some((p) => p.test(value));
 }
@@ -71,83 +128,182 @@ export function isSecretKey(key: string): boolean {
 interface Span {
   readonly start: number;
   readonly end: number;
-  readonly fact: Fact;
+  readonly value: string;
+  readonly kind: FactKind;
+  /** A label the rule itself found (`Store Credit` before a long number). */
+  readonly label?: string;
+  /** Kept only where a field (`Label:` just before) names it. */
+  readonly needsField?: boolean;
 }
 
-function spansOf(text: string, pattern: RegExp, label?: string): Span[] {
+function spansOf(text: string, pattern: RegExp, kind: FactKind, accept: (value: string) => boolean = () => true): Span[] {
   const out: Span[] = [];
   for (const m of text.matchAll(pattern)) {
     const whole = m[0];
     const value = m[1] ?? whole;
     const start = (m.index ?? 0) + (m[1] === undefined ? 0 : whole.lastIndexOf(m[1]));
-    out.push({ start, end: start + value.length, fact: label ? { label, value } : { value } });
+    if (accept(value)) out.push({ start, end: start + value.length, value, kind });
   }
   return out;
 }
 
-/**
- * Amounts named by the words before them (`Total Cost: $239`, `Gift Card 7091239: $157`). An
- * amount with no name says nothing a later turn can use, so it is not kept.
- */
-function amountSpans(text: string): Span[] {
+/** URLs and paths lose the punctuation that ends their sentence (`see https://x.io/a.`). */
+function trimmedSpans(spans: Span[]): Span[] {
+  return spans.map((s) => {
+    const value = s.value.replace(/[.,;:!?)\]}'"]+$/, '');
+    return value === s.value ? s : { ...s, value, end: s.start + value.length };
+  });
+}
+
+function isPath(value: string): boolean {
+  // A path has a letter, and either a file extension or a leading `/`, `./`, `~/` (not `and/or`, `24/7`, `km/h`).
+  if (!/[A-Za-z]/.test(value) || /^\d+\/\d+/.test(value)) return false;
+  const bare = value.replace(/(?::\d+){1,2}$/, '');
+  return /\.[A-Za-z][A-Za-z0-9]{0,7}$/.test(bare) || /^(?:~|\.{1,2})?\//.test(bare);
+}
+
+function digitCount(value: string): number {
+  return value.replace(/\D/g, '').length;
+}
+
+function fewVowels(value: string): boolean {
+  return (value.match(/[AEIOUY]/g)?.length ?? 0) <= 1;
+}
+
+/** Long numbers keep the capitalised words before them as their label (`Store Credit: 3149902`). */
+function longNumberSpans(text: string): Span[] {
   const out: Span[] = [];
-  for (const span of spansOf(text, AMOUNT)) {
-    const lineStart = text.lastIndexOf('\n', span.start - 1) + 1;
-    const before = text.slice(lineStart, span.start).replace(/\*\*|__/g, '');
-    const name = AMOUNT_LABEL.exec(before)?.[1].replace(/^\s*(?:[-*•]|\d+[.)])\s+/, '').trim();
-    if (name) out.push({ start: span.start, end: span.end, fact: { label: name, value: span.fact.value } });
+  for (const m of text.matchAll(LONG_NUMBER)) {
+    const number = /\d{5,}$/.exec(m[0])![0];
+    const words = m[0].slice(0, -number.length).trim();
+    const start = (m.index ?? 0) + m[0].length - number.length;
+    out.push({ start, end: start + number.length, value: number, kind: 'number', label: words || undefined });
   }
   return out;
 }
 
+function isFunctionWord(word: string): boolean {
+  return FUNCTION_WORD.test(word.replace(/’/g, "'"));
+}
+
 /**
- * Identifier-like values in free text, in order of appearance, each once, at most `limit`.
- * Where two patterns overlap the longer match wins (`sofia.kim@example.com` is one email).
+ * The words naming a value, read just before it on its line: a field (`Total Cost: $239`,
+ * `Part Number: QRM512`), or the last words of its sentence (`tracking number TRK1`, `PAY-12
+ * captured €10`), function words dropped from both ends. Undefined when no such word is there.
+ */
+export function contextLabel(text: string, start: number): { label: string; from: 'field' | 'sentence' } | undefined {
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  let before = text.slice(Math.max(lineStart, start - 80), start).replace(/\*\*|__|`/g, '');
+  before = before.replace(/[\s(]+$/, '');
+  const field = /[:=]\s*$/.test(before);
+  before = before.replace(/\s*[:=#]\s*$/, '');
+  // Stop at the previous clause: sentence punctuation, an opening bracket, a field separator.
+  const cut = Math.max(...['.', '!', '?', ';', ',', ':', '(', ')', '[', ']', '{', '}', '"', '“', '”', '|', '=', '\t'].map((c) => before.lastIndexOf(c)));
+  // A `.` inside a word (`v1.2`, `e.g`) is not a sentence end.
+  const clause = before.slice(cut + 1);
+  const words = clause.match(/[\p{L}\p{N}][\p{L}\p{N}'’_#-]*/gu)?.slice(-3) ?? [];
+  while (words.length > 0 && isFunctionWord(words.at(-1)!)) words.pop();
+  while (words.length > 0 && isFunctionWord(words[0])) words.shift();
+  if (words.length === 0 || !words.some((w) => /^\p{L}+$/u.test(w))) return undefined;
+  const label = words.join(' ').replace(/^[-#]+|[-#]+$/g, '');
+  if (!label || label.length > FACT_LABEL_MAX_CHARS) return undefined;
+  return { label, from: field ? 'field' : 'sentence' };
+}
+
+/**
+ * Facts in free text, in order of appearance, each value once, at most `limit`. Where two rules
+ * overlap the longer match wins (`ana.lopez@example.com` is one email, not a name and a domain).
+ * Each fact is labelled with its field or the words before it in its sentence where there are
+ * some; quantities with a unit (`15%`, `4.37 s`) are kept only where a field names them.
  */
 export function factsFromText(text: string, limit: number): Fact[] {
+  if (!/[\p{L}\p{N}]/u.test(text)) return [];
+  // Each rule runs only where the characters it needs are there (a long text is read many times).
+  const has = (pattern: RegExp) => pattern.test(text);
+  const digits = has(/\d/);
   const spans = [
-    ...spansOf(text, EMAIL),
-    ...spansOf(text, UUID),
-    ...spansOf(text, ISO_DATE),
-    ...amountSpans(text),
-    ...spansOf(text, JOINED_ID),
-    ...spansOf(text, CODE),
-    ...spansOf(text, NAMED_CODE).filter((s) => /^[A-Z0-9]+$/.test(s.fact.value)),
-    ...spansOf(text, CARD_TAIL, 'last4'),
-    ...spansOf(text, LONG_NUMBER),
-    ...spansOf(text, QUOTED_NAME),
+    ...(has(/@/) ? spansOf(text, EMAIL, 'email') : []),
+    ...(has(/:\/\/|www\./) ? trimmedSpans(spansOf(text, URL, 'url')) : []),
+    ...(digits ? spansOf(text, UUID, 'uuid') : []),
+    ...(digits ? spansOf(text, ISO_DATE, 'date') : []),
+    ...(digits ? spansOf(text, OTHER_DATE, 'date') : []),
+    ...(digits && has(/[+(]|\d[-.]\d/) ? spansOf(text, PHONE, 'phone', (v) => digitCount(v) >= 8 && digitCount(v) <= 15) : []),
+    ...(has(/\//) ? trimmedSpans(spansOf(text, PATH, 'path')).filter((s) => isPath(s.value)) : []),
+    ...(digits && has(/\.[A-Za-z]\w{0,7}:\d/) ? spansOf(text, FILE_LINE, 'path') : []),
+    ...(digits ? spansOf(text, HASH, 'hash') : []),
+    ...(digits ? spansOf(text, VERSION, 'version') : []),
+    ...(has(/#\d/) ? spansOf(text, HASH_NUMBER, 'number') : []),
+    ...(digits ? spansOf(text, AMOUNT, 'amount').map((s) => ({ ...s, value: s.value.replace(/\s+/g, ' ') })) : []),
+    ...(digits && has(/:/) ? spansOf(text, UNIT_AMOUNT, 'amount').map((s) => ({ ...s, needsField: true })) : []),
+    ...(digits ? spansOf(text, JOINED_ID, 'id', (v) => v.length >= 5) : []),
+    ...(digits ? spansOf(text, MIXED_ID, 'id') : []),
+    ...(digits ? spansOf(text, CODE, 'code') : []),
+    ...spansOf(text, CUED_CODE, 'code'),
+    ...spansOf(text, CONSONANT_CODE, 'code', fewVowels),
+    ...(digits ? spansOf(text, MASKED_TAIL, 'ending') : []),
+    ...(has(/\d{5}/) ? longNumberSpans(text) : []),
+    ...(has(/["“'‘]/) ? spansOf(text, QUOTED_NAME, 'name') : []),
   ].sort((a, b) => a.start - b.start || b.end - a.end);
+  // A line written in capitals is shouting, not a list of codes.
+  const shouting = (at: number) => {
+    const line = text.slice(text.lastIndexOf('\n', at) + 1, (text.indexOf('\n', at) + 1 || text.length + 1) - 1);
+    const letters = line.replace(/[^A-Za-z]/g, '');
+    return letters.length >= 12 && letters.replace(/[^a-z]/g, '').length < letters.length / 4;
+  };
   const out: Fact[] = [];
   const seen = new Set<string>();
   let covered = 0;
   for (const span of spans) {
     if (span.start < covered) continue;
+    const value = span.value.trim();
+    if (!value) continue;
+    if ((span.kind === 'code' && /^[A-Z]+$/.test(value)) && shouting(span.start)) continue;
+    // Words of a sentence name amounts and codes (`tracking number TRK1`); a date, email or path is named by its shape unless a field names it.
+    const found = span.label ? { label: span.label, from: 'sentence' as const } : contextLabel(text, span.start);
+    const context = found && (found.from === 'field' || SENTENCE_NAMED.test(span.kind)) ? found : undefined;
+    if (span.needsField && context?.from !== 'field') continue;
     covered = span.end;
-    const value = span.fact.value.trim();
     if (seen.has(value)) continue;
     seen.add(value);
-    out.push(span.fact.label ? { label: span.fact.label, value } : { value });
+    out.push(context ? { label: context.label, labelFrom: context.from, value, kind: span.kind } : { value, kind: span.kind });
     if (out.length >= limit) break;
   }
   return out;
 }
 
-function labelOf(path: readonly string[]): string {
+/**
+ * The label of a JSON value: its key, and for a vague key (`id`, `amount`, `date`) the parent
+ * that tells it apart when there is one worth its tokens: a parent named like an identifier
+ * (`voucher_60123.amount`), or any parent of a number (`payment_history.amount`). A parent
+ * that is the value itself (`card_71.id: card_71`) is skipped.
+ */
+function labelOf(path: readonly string[], value?: string): string {
   const named = path.filter((p) => p !== '[]');
   const leaf = named.at(-1) ?? 'value';
-  const label = GENERIC_KEYS.has(leaf.toLowerCase()) && named.length >= 2 ? `${named.at(-2)}.${leaf}` : leaf;
-  return label.replace(/[^\w.-]+/g, '_').slice(0, 48);
+  const parent = named.at(-2) === value ? named.at(-3) : named.at(-2);
+  const worth = parent !== undefined && (value === undefined || /\d/.test(parent));
+  const label = GENERIC_KEY.test(leaf) && worth ? `${parent}.${leaf}` : leaf;
+  return label.replace(/[^\w.-]+/g, '_').slice(0, FACT_LABEL_MAX_CHARS);
 }
 
 function oneLine(text: string): string {
   return truncateMiddle(text.replace(/\s+/g, ' ').trim(), FACT_VALUE_MAX_CHARS);
 }
 
+/** The unit a record gives its amounts (`currency: "GBP"`), when it gives one. */
+function unitOf(record: Record<string, unknown>): string | undefined {
+  for (const [key, value] of Object.entries(record)) {
+    if (UNIT_KEY.test(key) && typeof value === 'string' && /^\S{1,8}$/.test(value.trim())) return value.trim();
+  }
+  return undefined;
+}
+
 /**
  * Facts in a parsed JSON value, labelled with the field they came from (`order_id: QX7P2K`,
- * `certificate_8544743.amount: 250`, `passengers: Sofia Kim`). Keeps strings under id-like keys
- * or that look like identifiers, numbers under amount-like keys; never a secret's value. Reads
- * the first elements of each array (`ARRAY_ITEMS_READ`).
+ * `voucher_6012358.amount: 250`, `total: 49.95 GBP`, `members: Ana Lopez`). Keeps strings
+ * under id-like keys or that look like identifiers, the facts inside other strings, and numbers
+ * under amount-like keys (with the unit their record gives); never a secret's value. Reads the
+ * first elements of each array (`ARRAY_ITEMS_READ`).
  */
 export function factsFromJson(value: unknown, limit: number): Fact[] {
   const out: Fact[] = [];
@@ -158,40 +314,55 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
     seen.add(key);
     out.push(fact);
   };
-  const walk = (node: unknown, path: string[]): void => {
+  const walk = (node: unknown, path: string[], unit: string | undefined): void => {
     if (out.length >= limit) return;
-    const leaf = path.filter((p) => p !== '[]').at(-1) ?? '';
+    const named = path.filter((p) => p !== '[]');
+    const leaf = named.at(-1) ?? '';
     if (leaf && isSecretKey(leaf)) return;
     if (Array.isArray(node)) {
       const records = node.some((item) => item !== null && typeof item === 'object');
       const read = records ? ARRAY_ITEMS_READ.records : ARRAY_ITEMS_READ.values;
-      for (const item of node.slice(0, read)) walk(item, [...path, '[]']);
+      for (const item of node.slice(0, read)) walk(item, [...path, '[]'], unit);
       return;
     }
     if (node && typeof node === 'object') {
       const record = node as Record<string, unknown>;
       const first = record.first_name ?? record.firstName;
       const last = record.last_name ?? record.lastName;
-      const named = typeof first === 'string' && typeof last === 'string';
-      if (named) push({ label: labelOf([...path, 'name']).replace(/\.name$/, '') || 'name', value: oneLine(`${first} ${last}`) });
+      const hasName = typeof first === 'string' && typeof last === 'string';
+      if (hasName) push({ label: labelOf([...path, 'name']).replace(/\.name$/, '') || 'name', labelFrom: 'field', value: oneLine(`${first} ${last}`) });
+      const recordUnit = unitOf(record);
       for (const [key, child] of Object.entries(record)) {
-        if (named && /^(first_?name|last_?name)$/i.test(key)) continue;
-        walk(child, [...path, key]);
+        if (hasName && /^(first_?name|last_?name)$/i.test(key)) continue;
+        walk(child, [...path, key], recordUnit);
       }
       return;
     }
     if (typeof node === 'string') {
       const text = node.trim();
-      if (text.length > 2 * FACT_VALUE_MAX_CHARS) {
-        for (const fact of factsFromText(text, limit - out.length)) push(fact);
-      } else if (ID_KEY.test(leaf) || isDistinctive(text)) {
-        push({ label: labelOf(path), value: oneLine(text) });
+      if (!text) return;
+      if (text.length <= FACT_VALUE_MAX_CHARS && (ID_KEY.test(leaf) || isDistinctive(text) || /^\d{4,}$/.test(text))) {
+        push({ label: labelOf(path, text), labelFrom: 'field', value: oneLine(text) });
+        return;
+      }
+      // Other strings (messages, descriptions, logs): the facts in them, named by their sentence or else by the field.
+      for (const fact of factsFromText(text, limit - out.length)) {
+        push(fact.label ? fact : { ...fact, label: labelOf(path), labelFrom: 'field' });
       }
       return;
     }
-    if (typeof node === 'number' && (ID_KEY.test(leaf) || AMOUNT_KEY.test(leaf))) push({ label: labelOf(path), value: String(node) });
+    if (typeof node === 'number' && Number.isFinite(node)) {
+      const parent = named.at(-2) ?? '';
+      // A number is a fact under an id- or amount-like key, or when it is no small count (3+ digits, or a fraction).
+      const keyed = ID_KEY.test(leaf) || AMOUNT_KEY.test(leaf);
+      const byParent = !keyed && AMOUNT_KEY.test(parent);
+      if (!keyed && !byParent && Math.abs(node) < 100 && Number.isInteger(node)) return;
+      const label = byParent ? `${parent}.${leaf}`.replace(/[^\w.-]+/g, '_').slice(0, FACT_LABEL_MAX_CHARS) : labelOf(path);
+      const withUnit = unit && AMOUNT_KEY.test(byParent ? parent : leaf) ? `${node} ${unit}` : String(node);
+      push({ label, labelFrom: 'field', value: withUnit });
+    }
   };
-  walk(value, []);
+  walk(value, [], undefined);
   return out;
 }
 

@@ -1,4 +1,5 @@
 import { InputError, SummarizerError } from '../errors.js';
+import { factCheckRoom } from './ledger.js';
 import { summaryPrompt, summaryWordLimit, type PromptMessage } from './llm-prompt.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
 import { readSummaryText } from './summary-text.js';
@@ -43,6 +44,11 @@ export interface FunctionSummarizerOptions {
   readonly maxTokens?: number;
   /** Most tokens of previous summary + messages one call is given. Default 24 000, as `createLlmSummarizer`. */
   readonly inputBudgetTokens?: number;
+  /**
+   * Check every summary against the fact ledger of what it was given and append the identifiers,
+   * codes, dates and amounts it left out (`Summarizer.factCheckTokens`). Default true, as `createLlmSummarizer`.
+   */
+  readonly checkFacts?: boolean;
 }
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
@@ -80,13 +86,15 @@ function kindOf(value: unknown): string {
 export function summarizerFromFunction(fn: SummaryFunction, options: FunctionSummarizerOptions = {}): Summarizer {
   if (typeof fn !== 'function') throw new InputError('fn', `must be a function ({ prompt, signal }) => Promise<string>, got ${kindOf(fn)}`);
   if (options === null || typeof options !== 'object') throw new InputError('options', `must be an options object, got ${kindOf(options)}`);
-  const known = ['name', 'model', 'maxTokens', 'inputBudgetTokens'];
+  const known = ['name', 'model', 'maxTokens', 'inputBudgetTokens', 'checkFacts'];
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new InputError(`options.${key}`, `unknown option (known: ${known.join(', ')})`);
   }
   const name = nonEmptyString(options.name, 'name') ?? 'function';
   const model = nonEmptyString(options.model, 'model');
-  const maxWords = summaryWordLimit(positiveInteger(options.maxTokens, 'maxTokens', 1024));
+  const maxTokens = positiveInteger(options.maxTokens, 'maxTokens', 1024);
+  const maxWords = summaryWordLimit(maxTokens);
+  if (options.checkFacts !== undefined && typeof options.checkFacts !== 'boolean') throw new InputError('options.checkFacts', `must be true or false, got ${typeof options.checkFacts}`);
   const inputBudgetTokens = positiveInteger(options.inputBudgetTokens, 'inputBudgetTokens', 24_000);
   const label = model ? `${name} (${model})` : name;
 
@@ -94,6 +102,7 @@ export function summarizerFromFunction(fn: SummaryFunction, options: FunctionSum
     name,
     model,
     inputBudgetTokens,
+    ...(options.checkFacts === false ? {} : { factCheckTokens: factCheckRoom(maxTokens) }),
     async summarize({ previousSummary, messages, signal }: SummarizeRequest): Promise<string> {
       signal.throwIfAborted();
       const chat = summaryPrompt(previousSummary, messages, maxWords);

@@ -1,5 +1,6 @@
 import { InputError, SummarizerError, type SummarizerFailure } from '../errors.js';
 import { abortableSleep, backoffDelayMs, retryAfterMs } from './backoff.js';
+import { factCheckRoom } from './ledger.js';
 import { summaryPrompt, summaryWordLimit } from './llm-prompt.js';
 import { readSummaryText } from './summary-text.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
@@ -40,6 +41,12 @@ export interface LlmSummarizerOptions {
    * (`abortableSleep`). Tests inject one to see the delays without waiting them.
    */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Check every summary against the fact ledger of what it was given and append the identifiers,
+   * codes, dates and amounts it left out (`Summarizer.factCheckTokens`, done by the rolling
+   * driver). Default true.
+   */
+  readonly checkFacts?: boolean;
 }
 
 /** Why an attempt failed: the server's status, the network, the time limit, or an unreadable answer. */
@@ -193,6 +200,7 @@ export function createLlmSummarizer(options: LlmSummarizerOptions): Summarizer {
     name: 'llm',
     model: options.model,
     inputBudgetTokens,
+    ...(options.checkFacts === false ? {} : { factCheckTokens: factCheckRoom(maxTokens) }),
     async summarize({ previousSummary, messages, signal }: SummarizeRequest): Promise<string> {
       signal.throwIfAborted();
       const body = JSON.stringify({

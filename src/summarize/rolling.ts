@@ -3,6 +3,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { defaultTextCounter } from './default-counter.js';
+import { appendMissingFacts, extendLedger, ledgerStats, parseLedger, withFactsOfText, withoutLedgerBlocks } from './ledger.js';
 import { renderEntry } from './render-transcript.js';
 import type { Summarizer } from './summarizer.js';
 import { truncateMiddle } from './truncate-middle.js';
@@ -20,12 +21,32 @@ export interface RollingRequest {
    * re-encoding a long history. Default: `entryTokens` of the entry.
    */
   readonly entryTokens?: (entry: TranscriptEntry, index: number) => number;
+  /** The room the summary will have in the view, passed on to every call (`SummarizeRequest.maxTokens`). */
+  readonly maxTokens?: number;
 }
 
 /** The folded summary and how many summarizer calls it took. */
 export interface RollingResult {
   readonly summary: string;
   readonly calls: number;
+  /**
+   * Facts the summary's ledger block reports: distinct facts seen over every fold so far, and
+   * those the summary holds. Absent when the summary has no ledger block (a summarizer that
+   * neither writes one nor sets `factCheckTokens`).
+   */
+  readonly factsSeen?: number;
+  readonly factsKept?: number;
+}
+
+/**
+ * A model's summary checked against the fact ledger of its input: the ledger of the previous
+ * summary (its ledger block, and the identifiers of its prose) extended with the batch, and the
+ * facts the new summary dropped appended as a ledger block in at most `maxTokens`.
+ */
+export function withCheckedFacts(summary: string, previousSummary: string | undefined, batch: readonly TranscriptEntry[], maxTokens: number, countTokens: TextCounter, checkpoint: () => void = () => {}): string {
+  const previous = previousSummary ?? '';
+  const carried = withFactsOfText(parseLedger(previous), withoutLedgerBlocks(previous));
+  return appendMissingFacts(summary, extendLedger(carried, batch, checkpoint), maxTokens, countTokens);
 }
 
 /**
@@ -116,13 +137,15 @@ export async function summarizeRolling(summarizer: Summarizer, request: RollingR
     // and a long fold must not hold other requests up for more than one batch.
     await yieldToLoop();
     signal.throwIfAborted();
-    const next = await summarizer.summarize({ previousSummary: carried, messages: batch, signal });
+    const next = await summarizer.summarize(request.maxTokens === undefined ? { previousSummary: carried, messages: batch, signal } : { previousSummary: carried, messages: batch, signal, maxTokens: request.maxTokens });
     signal.throwIfAborted();
     calls++;
     if (typeof next !== 'string' || next.trim() === '') {
       throw new SummarizerError(summarizer.name, 'empty', `summarizer ${summarizer.name} returned an empty summary (call ${calls}, ${batch.length} messages)`);
     }
     summary = next.trim();
+    // A model may drop identifiers: those of the ledger it left out are appended (`factCheckTokens`).
+    if (summarizer.factCheckTokens) summary = withCheckedFacts(summary, carried, batch, summarizer.factCheckTokens, countTokens, () => signal.throwIfAborted());
     carried = boundedSummary(summary, carryLimit, countTokens);
     carriedTokens = countTokens(carried!);
   };
@@ -147,5 +170,6 @@ export async function summarizeRolling(summarizer: Summarizer, request: RollingR
     batchTokens += tokens;
   }
   await fold(batch);
-  return { summary: summary!, calls };
+  const stats = ledgerStats(summary!);
+  return stats ? { summary: summary!, calls, factsSeen: stats.seen, factsKept: stats.kept } : { summary: summary!, calls };
 }

@@ -10,7 +10,7 @@ const GREETING = /^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|thank
 const PLEASANTRY = /^(?:please )?(?:let me know if|feel free|if you (?:need|have|require) (?:any|anything)|is there anything else|anything else|have a (?:great|nice|good|wonderful)|you(?:'re| are) welcome|my pleasure|(?:i'm |i am )?(?:glad|happy) (?:i could|to) help|hope this helps)/i;
 const LIST_LINE = /^\s*(?:[-*•]|\d+[.)])\s+/;
 /** Words of a sentence that reports what happened, not what may happen. */
-const OUTCOME = /\b(?:successfully|has been|have been|was|were|is now|confirmed|cancell?ed|booked|updated|refunded|completed|created|deleted|failed|found|changed|transferred)\b/i;
+const OUTCOME = /\b(?:successfully|has been|have been|was|were|is now|confirmed|updated|completed|created|deleted|removed|added|applied|saved|sent|issued|processed|scheduled|resolved|fixed|failed|found|changed|transferred)\b/i;
 
 /** Longest sentence kept; longer ones are cut in the middle. */
 export const SENTENCE_MAX_CHARS = 220;
@@ -30,8 +30,8 @@ export function splitSentences(text: string): string[] {
 }
 
 function isGreeting(sentence: string): boolean {
-  // "Sure, it's user_name_1234." or "Thanks, cancel it" carry content; only bare greetings go.
-  return GREETING.test(sentence) && sentence.split(/\s+/).length <= 6 && !/\d/.test(sentence) && !/\b(?:but|please|can|could|need|want|cancel|change|book)\b/i.test(sentence);
+  // "Sure, it's user_name_1234." or "Thanks, change it" carry content; only bare greetings go.
+  return GREETING.test(sentence) && sentence.split(/\s+/).length <= 6 && !/\d/.test(sentence) && !/\b(?:but|please|can|could|need|want|change|update|fix|add|remove|stop)\b/i.test(sentence);
 }
 
 /** The first one or two sentences of a user's message that are not bare greetings, joined. */
@@ -56,7 +56,7 @@ export function conclusionOf(text: string): string {
 
 /**
  * The last two sentences that report an outcome: for the narration beside a tool call, where
- * "I'll look that up" says nothing a later turn needs and "The refund was issued" does.
+ * "I'll look that up" says nothing a later turn needs and "The file was saved" does.
  */
 export function outcomesOf(text: string): string {
   const outcomes = [...new Set(splitSentences(text))].filter((s) => !PLEASANTRY.test(s) && OUTCOME.test(s));

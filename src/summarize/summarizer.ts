@@ -8,6 +8,12 @@ export interface SummarizeRequest {
   readonly messages: readonly TranscriptEntry[];
   /** Aborted when the job is cancelled or times out; a summarizer stops work and rejects. */
   readonly signal: AbortSignal;
+  /**
+   * The room, in tokens, the summary will have in the view it is made for, when the caller knows
+   * it. A summarizer whose size the user did not fix may write up to this instead of its default
+   * (the extractive one does, when `maxSummaryTokens` is not set).
+   */
+  readonly maxTokens?: number;
 }
 
 /**
@@ -31,4 +37,12 @@ export interface Summarizer {
    * when a stored summary does not fit the room a view has; without it, the newest lines are kept.
    */
   shorten?(summary: string, maxTokens: number): string;
+  /**
+   * Optional: when set, the rolling driver (`summarizeRolling`) checks every summary this
+   * summarizer returns against the fact ledger of what it was given (the previous summary and the
+   * new messages, `ledger.ts`) and appends, in at most this many tokens, the identifiers, codes,
+   * dates and amounts the summary left out, most recent and most referenced first. Model-written
+   * summarizers set it; the extractive one writes its own ledger and leaves it unset.
+   */
+  readonly factCheckTokens?: number;
 }

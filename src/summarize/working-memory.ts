@@ -85,10 +85,17 @@ export function parseWorkingMemory(text: string): WorkingMemory {
   return memory;
 }
 
-/** Writes the memory as text: the title, then each non-empty section as `Name:` and `- item` lines. */
-export function renderWorkingMemory(memory: WorkingMemory): string {
+/**
+ * Writes the memory as text: the title, then each non-empty section as `Name:` and `- item` lines.
+ * A `factsBlock` (the fact ledger, `Facts:` title included) is written in the place of the Facts section.
+ */
+export function renderWorkingMemory(memory: WorkingMemory, factsBlock = ''): string {
   const parts = [MEMORY_TITLE];
   for (const name of SECTIONS) {
+    if (name === 'Facts' && factsBlock) {
+      parts.push(factsBlock);
+      continue;
+    }
     const items = [...memory[name].values()];
     if (items.length > 0) parts.push(`${name}:\n${items.map((item) => `- ${item}`).join('\n')}`);
   }

@@ -1,0 +1,364 @@
+import { describe, expect, test } from '@jest/globals';
+import fc from 'fast-check';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TranscriptEntry } from '../src/formats/lens.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
+import { transcriptOf } from '../src/core/transcript.js';
+import { createExtractiveSummarizer, writeSummary } from '../src/summarize/extractive.js';
+import { factsFromContent, factsFromJson, factsFromText, type Fact } from '../src/summarize/facts.js';
+import {
+  appendMissingFacts, emptyLedger, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, renderLedger,
+  REFERENCE_CAP, REFERENCE_WEIGHT, withoutLedgerBlocks, type Ledger, type LedgerFact,
+} from '../src/summarize/ledger.js';
+import { createLlmSummarizer } from '../src/summarize/llm.js';
+import { summarizeRolling } from '../src/summarize/rolling.js';
+import type { SummarizeRequest, Summarizer } from '../src/summarize/summarizer.js';
+import { emptyMemory } from '../src/summarize/working-memory.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
+import { propertyParams } from './helpers/property-runs.js';
+
+const count = createTokenCounter().text;
+/** A cheap counter for properties (about four characters a token). */
+const cheap = (text: string) => Math.ceil(text.length / 4);
+const live = () => new AbortController().signal;
+
+const user = (text: string): TranscriptEntry => ({ role: 'user', text, calls: [], results: [] });
+const assistant = (text: string): TranscriptEntry => ({ role: 'assistant', text, calls: [], results: [] });
+const call = (id: string, name: string, args: unknown): TranscriptEntry => ({ role: 'assistant', text: '', calls: [{ id, name, arguments: JSON.stringify(args) }], results: [] });
+const result = (id: string, name: string, content: unknown): TranscriptEntry => ({
+  role: 'tool', text: '', calls: [], results: [{ id, name, content: typeof content === 'string' ? content : JSON.stringify(content) }],
+});
+
+/** Facts as `key: value`, the key being the label or else the shape. */
+const lines = (facts: readonly Fact[]) => facts.map((f) => `${f.label ?? f.kind}: ${f.value}`);
+const factsOf = (ledger: Ledger) => ledger.facts.map((f) => `${f.key}: ${f.value}`);
+
+describe('fact rules: each shape', () => {
+  test.each([
+    ['Reach me at ana.lopez@example.com.', ['email: ana.lopez@example.com']],
+    ['Docs: https://example.com/a/b?x=1. Also see www.example.org/page', ['Docs: https://example.com/a/b?x=1', 'url: www.example.org/page']],
+    ['Request 123e4567-e89b-12d3-a456-426614174000 failed', ['uuid: 123e4567-e89b-12d3-a456-426614174000']],
+    ['It failed on 2024-05-27T10:12:33Z, again May 27, 2024 and 03/06/2024.', ['date: 2024-05-27T10:12:33Z', 'date: May 27, 2024', 'date: 03/06/2024']],
+    ['Call +44 20 7946 0958 or (415) 555-0134.', ['phone: +44 20 7946 0958', 'phone: (415) 555-0134']],
+    ['TypeError at src/core/plan.ts:142:7 and router.ts:88; see ./lib/a.js', ['path: src/core/plan.ts:142:7', 'path: router.ts:88', 'path: ./lib/a.js']],
+    ['commit 3f9a2b1c7d, tag v1.2.3', ['hash: 3f9a2b1c7d', 'version: v1.2.3']],
+    ['Total Cost: $239. Refund of 49.95 GBP today.', ['Total Cost: $239', 'Refund: 49.95 GBP']],
+    ['Time: 4.37 s, Memory: 250 MB', ['Time: 4.37 s', 'Memory: 250 MB']],
+    ['Your user id is user_name_1234 and the key is aB3xK9qZ2.', ['user id: user_name_1234', 'key: aB3xK9qZ2']],
+    ['The code is 7KPD28. Your confirmation code is QXPTKL. Record BXRTLM.', ['code: 7KPD28', 'confirmation code: QXPTKL', 'Record: BXRTLM']],
+    ['Paid with the card ending in 3816.', ['card ending: 3816']],
+    ['Apply Gift Card 3149902 first.', ['Gift Card: 3149902']],
+    ['Fixes #4821.', ['Fixes: #4821']],
+    ['The name on file is "Ana Lopez".', ['name: Ana Lopez']],
+  ])('%s', (text, expected) => {
+    expect(lines(factsFromText(text, 50))).toEqual(expected);
+  });
+
+  test.each([
+    'I have 3 bags and want 2 seats at 5 pm. Thanks so much!',
+    'PLEASE HELP ME WITH THIS REQUEST NOW',
+    'It works and/or fails 24/7, e.g. at 10 km/h. HTTPS and JSON are fine.',
+    'We talked for 20 minutes about 3 options, and it took 2 days.',
+    'Sure, that sounds good. Let me know if anything changes.',
+  ])('no false fact from prose or small numbers: %s', (text) => {
+    expect(factsFromText(text, 50)).toEqual([]);
+  });
+
+  test('JSON: fields name their values, amounts take their unit, secrets and small counts are left out', () => {
+    const facts = factsFromJson({
+      user_id: 'ann_77', password: 'hunter2-secret', api_key: 'sk-LIVE-1', count: 3, bytes: 4096,
+      total: { amount: 49.95, currency: 'GBP' },
+      methods: { card_71: { id: 'card_71', amount: 250 } },
+      note: 'Refund RF-1234 issued',
+      items: [{ code: 'QMX017', date: '2024-05-25', price: 523 }],
+      prices: { basic: 112 }, seats: { basic: 20 },
+    }, 50);
+    expect(lines(facts)).toEqual([
+      'user_id: ann_77', 'bytes: 4096', 'total.amount: 49.95 GBP', 'id: card_71', 'card_71.amount: 250',
+      'Refund: RF-1234', 'code: QMX017', 'date: 2024-05-25', 'items.price: 523', 'prices.basic: 112',
+    ]);
+    expect(JSON.stringify(facts)).not.toMatch(/hunter2|sk-LIVE/);
+  });
+
+  test('a JSON text is read as JSON, anything else as text', () => {
+    expect(lines(factsFromContent('{"ref":"X-2044"}', 10))).toEqual(['ref: X-2044']);
+    expect(lines(factsFromContent('ref X-2044', 10))).toEqual(['ref: X-2044']);
+  });
+
+  test('the summarizers hold no word of one domain, in code or comments', () => {
+    const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+    // The shared corpus is a customer-service log of one industry: its words must not steer the rules.
+    const domain = /\b(?:reservations?|flights?|bookings?|booked|pnr|cabins?|passengers?|baggages?|airlines?|airports?|itinerar(?:y|ies)|refund(?:s|ed)?)\b/i;
+    const dir = join(root, 'src', 'summarize');
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+      expect({ file, match: domain.exec(readFileSync(join(dir, file), 'utf8'))?.[0] }).toEqual({ file, match: undefined });
+    }
+  });
+});
+
+describe('the ledger: dedup, mentions, numbering', () => {
+  const round: TranscriptEntry[] = [
+    user('Hi, my id is ann_77. Where is order ORD-1003?'),
+    call('c1', 'lookup', { order_id: 'ORD-1003' }),
+    result('c1', 'lookup', { order_id: 'ORD-1003', tracking_number: 'TRK023757X', placed: '2024-05-02', total: 239 }),
+    assistant('ORD-1003 shipped with tracking number TRK023757X; it was placed on 2024-05-02 and cost $239.'),
+  ];
+
+  test('one fact per value: a field name replaces the words of a sentence, and with it the source', () => {
+    const ledger = extendLedger(emptyLedger(), round);
+    expect(factsOf(ledger)).toEqual(['id: ann_77', 'order_id: ORD-1003', 'tracking_number: TRK023757X', 'placed: 2024-05-02', 'total: 239']);
+    const order = ledger.facts.find((f) => f.value === 'ORD-1003')!;
+    // First seen in the request (1), then in the call's arguments (2), the result (3) and the answer (4).
+    expect(order).toMatchObject({ source: 'lookup @3', firstSeen: 1, lastSeen: 4, references: 3 });
+    expect(ledger.facts.find((f) => f.value === 'TRK023757X')).toMatchObject({ source: 'lookup @3', firstSeen: 3, lastSeen: 4, references: 1 });
+    // `$239` in the answer restates `total: 239`: a mention, not a new fact.
+    expect(ledger.facts.find((f) => f.value === '239')).toMatchObject({ lastSeen: 4, references: 1 });
+    expect(ledger.seen).toBe(5);
+    expect(ledger.messages).toBe(4);
+  });
+
+  test('an amount in prose that restates a field is a mention, not a second fact', () => {
+    const ledger = extendLedger(emptyLedger(), [result('c', 'quote', { price: 112 }), assistant('Economy: $112.')]);
+    expect(factsOf(ledger)).toEqual(['price: 112']);
+    expect(ledger.facts[0].references).toBe(1);
+  });
+
+  test('the same date named by different words is one fact', () => {
+    const ledger = extendLedger(emptyLedger(), [user('I leave on May 27.'), assistant('The quickest option on May 27 is the first.')]);
+    expect(ledger.facts.map((f) => f.value)).toEqual(['May 27']);
+    expect(ledger.facts[0].references).toBe(1);
+  });
+
+  test('numbering carries on across folds; system messages are skipped', () => {
+    const first = extendLedger(emptyLedger(), [{ role: 'system', text: 'Key: SYS-1234', calls: [], results: [] }, ...round]);
+    expect(first.facts.some((f) => f.value === 'SYS-1234')).toBe(false);
+    const second = extendLedger(first, [user('And ann_77 again, please.')]);
+    expect(second.messages).toBe(6);
+    expect(second.facts.find((f) => f.value === 'ann_77')).toMatchObject({ lastSeen: 6, references: 1 });
+    expect(second.seen).toBe(first.seen);
+  });
+
+  test('read in steps or at once, the ledger is the same (a result is named after a call read in an earlier step)', () => {
+    const entries = [user('Look up ann_77.'), call('c9', 'lookup', { id: 'ann_77' }), { ...result('c9', '', { user_id: 'ann_77', email: 'ann@example.com' }) }, assistant('Found ann@example.com.')];
+    const builder = ledgerBuilder(emptyLedger());
+    builder.add(entries.slice(0, 2));
+    builder.add(entries.slice(2));
+    expect(builder.ledger()).toEqual(extendLedger(emptyLedger(), entries));
+    expect(builder.ledger().facts.find((f) => f.value === 'ann@example.com')?.source).toBe('lookup @3');
+  });
+
+  test('ranking: more recent first, a mention is worth REFERENCE_WEIGHT messages, up to REFERENCE_CAP', () => {
+    const fact = (value: string, lastSeen: number, references: number): LedgerFact => ({ key: 'id', value, source: 't @1', firstSeen: 1, lastSeen, references, keyStrength: 2 });
+    const facts = [fact('A-1000', 10, 0), fact('B-1000', 8, 1), fact('C-1000', 9, 0), fact('D-1000', 1, 100)];
+    // D: 1 + 3 x min(100, 5) = 16 > B: 8 + 3 = 11 > A: 10 > C: 9.
+    expect(REFERENCE_WEIGHT).toBe(3);
+    expect(REFERENCE_CAP).toBe(5);
+    expect(rankFacts(facts).map((i) => facts[i].value)).toEqual(['D-1000', 'B-1000', 'A-1000', 'C-1000']);
+  });
+});
+
+describe('the ledger block: rendering, reading back, shortening', () => {
+  const rounds = (from: number, to: number): TranscriptEntry[] => Array.from({ length: to - from + 1 }, (_, k) => {
+    const n = from + k;
+    return [call(`c${n}`, 'lookup', { ref: `R-${1000 + n}` }), result(`c${n}`, 'lookup', { ref: `R-${1000 + n}`, placed: `2024-05-${String(n % 28 + 1).padStart(2, '0')}`, total: 100 + n })];
+  }).flat();
+
+  test('groups by source, least recently mentioned first, with a meta line that counts facts', () => {
+    const ledger = extendLedger(emptyLedger(), [...rounds(1, 3), user('Back to R-1001 please.')]);
+    const block = renderLedger(ledger, 10_000, count);
+    expect(block.split('\n')).toEqual([
+      'Facts:',
+      '- (9 of 9 facts kept, 7 messages read)',
+      '- [lookup @4]',
+      '- ref: R-1002',
+      '- placed: 2024-05-03',
+      '- total: 102',
+      '- [lookup @6]',
+      '- ref: R-1003',
+      '- placed: 2024-05-04',
+      '- total: 103',
+      '- [lookup @2 ×1 @7]',
+      '- ref: R-1001',
+      '- placed: 2024-05-02',
+      '- total: 101',
+    ]);
+    expect(ledgerStats(block)).toEqual({ seen: 9, kept: 9 });
+  });
+
+  test('byte-stable: a block read back and written again with the same room is the same bytes, fold after fold', () => {
+    let ledger = emptyLedger();
+    for (const [from, to] of [[1, 4], [5, 9], [10, 14]]) {
+      ledger = extendLedger(ledger, [...rounds(from, to), user(`Is R-${1000 + from} still right?`)]);
+      for (const room of [60, 150, 10_000]) {
+        const block = renderLedger(ledger, room, count);
+        expect(count(block)).toBeLessThanOrEqual(room);
+        expect(renderLedger(parseLedger(block), room, count)).toBe(block);
+        expect(renderLedger(extendLedger(parseLedger(block), []), room, count)).toBe(block);
+      }
+      ledger = parseLedger(renderLedger(ledger, 150, count));
+    }
+  });
+
+  test('an extractive summary folded again with nothing new keeps its Facts block byte for byte', async () => {
+    const s = createExtractiveSummarizer({ maxSummaryTokens: 300 });
+    const first = await s.summarize({ messages: [user('Track these for me.'), ...rounds(1, 12)], signal: live() });
+    const second = await s.summarize({ previousSummary: first, messages: [], signal: live() });
+    const block = (text: string) => {
+      const all = text.split('\n');
+      const start = all.indexOf('Facts:');
+      let end = start + 1;
+      while (end < all.length && all[end].startsWith('- ')) end++;
+      return all.slice(start, end).join('\n');
+    };
+    expect(parseLedger(second)).toEqual(parseLedger(first));
+    expect(renderLedger(parseLedger(second), 10_000, count)).toBe(renderLedger(parseLedger(first), 10_000, count));
+    expect(block(second)).toBe(block(first));
+  });
+
+  test('shorten keeps the most recent and the most referenced facts, the same way every time', async () => {
+    const s = createExtractiveSummarizer({ maxSummaryTokens: 2000 });
+    const summary = await s.summarize({ messages: [user('Track these for me.'), ...rounds(1, 20), user('What about R-1002?'), user('R-1002 once more.')], signal: live() });
+    const short = s.shorten!(summary, 150);
+    expect(count(short)).toBeLessThanOrEqual(150);
+    expect(s.shorten!(summary, 150)).toBe(short);
+    const kept = parseLedger(short).facts.map((f) => f.value);
+    expect(kept).toContain('R-1002');
+    expect(kept).toContain('R-1020');
+    expect(kept).not.toContain('R-1001');
+    expect(short).toContain('Track these for me.');
+  });
+
+  test('an older summary whose Facts section is a flat list is read as a ledger', () => {
+    const ledger = parseLedger('Summary of earlier messages (working memory, oldest items first):\nFacts:\n- order_id: ORD-5\n- 2024-05-01\nErrors:\n- x');
+    expect(factsOf(ledger)).toEqual(['order_id: ORD-5', 'value: 2024-05-01']);
+    expect(ledger.messages).toBe(0);
+  });
+
+  test('the split: title and goal first, then the ledger, then the rest of the working memory', () => {
+    const memory = emptyMemory();
+    memory.Goal.set('g', 'Track these for me.');
+    for (let i = 0; i < 30; i++) memory['Tool calls'].set(`t${i}`, `lookup(ref=R-${1000 + i}, note="a rather long argument that takes room")`);
+    const ledger = extendLedger(emptyLedger(), rounds(1, 30));
+    const text = writeSummary(memory, ledger, 400, count);
+    expect(count(text)).toBeLessThanOrEqual(400);
+    const factsPart = text.slice(text.indexOf('Facts:'));
+    expect(count(factsPart)).toBeGreaterThan(0.6 * (400 - count('Summary of earlier messages (working memory, oldest items first):\nGoal:\n- Track these for me.')));
+    expect(text).toContain('Tool calls:');
+  });
+});
+
+describe('properties', () => {
+  const valueArb = fc.oneof(
+    fc.integer({ min: 1, max: 999_999 }).map((n) => `rec_${n}`),
+    fc.integer({ min: 1000, max: 9999 }).map((n) => `A${n}B`),
+    fc.date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
+    fc.stringMatching(/^[a-z]{3,8}@[a-z]{3,8}\.com$/),
+  );
+
+  test('a rendered ledger never exceeds its room', () => {
+    fc.assert(fc.property(
+      fc.array(fc.array(valueArb, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 400 }),
+      (batches, room) => {
+        const entries = batches.map((values, i) => result(`c${i}`, `tool_${i % 3}`, Object.fromEntries(values.map((v, k) => [`field_${k}_id`, v]))));
+        const block = renderLedger(extendLedger(emptyLedger(), entries), room, cheap);
+        expect(cheap(block)).toBeLessThanOrEqual(room);
+        expect(renderLedger(parseLedger(block), room, cheap)).toBe(block);
+      },
+    ), propertyParams());
+  });
+
+  test('a fact seen in fold 1 and mentioned again later survives fold 2', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.uniqueArray(fc.integer({ min: 1, max: 99_999 }), { minLength: 2, maxLength: 40 }), fc.nat(), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 120, max: 600 }),
+      async (ids, pick, later, maxSummaryTokens) => {
+        const values = ids.map((n) => `rec_${n}`);
+        const half = Math.max(1, Math.floor(values.length / 2));
+        const first = values.slice(0, half);
+        const chosen = first[pick % first.length];
+        const fold1 = [user('Please look these up.'), ...first.map((v, i) => result(`a${i}`, 'lookup', { record_id: v }))];
+        const fold2 = [
+          ...values.slice(half).map((v, i) => result(`b${i}`, 'lookup', { record_id: v })),
+          ...Array.from({ length: later }, (_, i) => result(`x${i}`, 'scan', { item_id: `item_${i}_${ids[0]}` })),
+          assistant(`I checked ${chosen} again.`),
+        ];
+        const s = createExtractiveSummarizer({ maxSummaryTokens, countTokens: cheap });
+        const one = await s.summarize({ messages: fold1, signal: live() });
+        expect(parseLedger(one).facts.map((f) => f.value)).toContain(chosen);
+        const two = await s.summarize({ previousSummary: one, messages: fold2, signal: live() });
+        expect(cheap(two)).toBeLessThanOrEqual(maxSummaryTokens);
+        expect(parseLedger(two).facts.map((f) => f.value)).toContain(chosen);
+      },
+    ), { ...propertyParams(), numRuns: Math.min(propertyParams().numRuns, 200) });
+  });
+});
+
+describe('summaries written by a model', () => {
+  const chat: TranscriptEntry[] = [
+    user('Please cancel ZFA04Y for ann_77.'),
+    call('c1', 'get_details', { ref: 'ZFA04Y' }),
+    result('c1', 'get_details', { ref: 'ZFA04Y', user_id: 'ann_77', paid: '$120.00', created_at: '2024-05-01T10:00:00' }),
+  ];
+
+  test('the facts a summary left out are appended as a ledger block; those it kept are counted', () => {
+    const ledger = extendLedger(emptyLedger(), chat);
+    const checked = appendMissingFacts('Goal: cancel ZFA04Y.', ledger, 200, count);
+    expect(checked.startsWith('Goal: cancel ZFA04Y.\n\nFacts:\n')).toBe(true);
+    expect(checked).toContain('- user_id: ann_77');
+    expect(checked).toContain('- created_at: 2024-05-01T10:00:00');
+    expect(checked.match(/ZFA04Y/g)).toHaveLength(1);
+    expect(ledgerStats(checked)).toEqual({ seen: ledger.seen, kept: ledger.facts.length });
+    // A summary that kept everything gets the meta line only; a copied block is replaced, not doubled.
+    const full = appendMissingFacts(`All of it: ${ledger.facts.map((f) => f.value).join(', ')}`, ledger, 200, count);
+    expect(full.split('\n').slice(-2)).toEqual(['Facts:', `- (${ledger.facts.length} of ${ledger.seen} facts kept, 3 messages read)`]);
+    expect(appendMissingFacts(checked, ledger, 200, count)).toBe(checked);
+    expect(withoutLedgerBlocks(checked)).toBe('Goal: cancel ZFA04Y.');
+  });
+
+  test('the rolling driver checks a summarizer that asks for it and reports facts seen and kept', async () => {
+    const terse: Summarizer = { name: 'terse', inputBudgetTokens: 10_000, factCheckTokens: 300, summarize: async () => 'The user wants a cancellation.' };
+    const { summary, factsSeen, factsKept } = await summarizeRolling(terse, { messages: chat, signal: live(), countTokens: count });
+    expect(summary).toContain('ZFA04Y');
+    expect(summary).toContain('ann_77');
+    expect(factsSeen).toBeGreaterThanOrEqual(4);
+    expect(factsKept).toBe(factsSeen);
+    // The next fold carries the ledger on: numbering goes on, facts are not counted twice.
+    const next = await summarizeRolling(terse, { previousSummary: summary, messages: [user('And ann_77 again.')], signal: live(), countTokens: count });
+    expect(next.factsSeen).toBe(factsSeen);
+    expect(parseLedger(next.summary).messages).toBe(4);
+    // A summarizer that does not ask is left alone; the extractive one reports its own ledger.
+    const plain = await summarizeRolling({ ...terse, factCheckTokens: undefined }, { messages: chat, signal: live(), countTokens: count });
+    expect(plain).toEqual({ summary: 'The user wants a cancellation.', calls: 1 });
+    const extractive = await summarizeRolling(createExtractiveSummarizer(), { messages: chat, signal: live(), countTokens: count });
+    expect(extractive.factsKept).toBe(extractive.factsSeen);
+  });
+
+  test('the LLM summarizer asks for the check by default, with as much room as its summary has', () => {
+    expect(createLlmSummarizer({ baseURL: 'http://127.0.0.1:1/v1', model: 'm', maxTokens: 1000 }).factCheckTokens).toBe(factCheckRoom(1000));
+    expect(factCheckRoom(1000)).toBe(1000);
+    expect(createLlmSummarizer({ baseURL: 'http://127.0.0.1:1/v1', model: 'm', checkFacts: false }).factCheckTokens).toBeUndefined();
+  });
+});
+
+corpusDescribe(describe)('model summaries on the real conversations', () => {
+  test('a model summary that keeps no identifier still carries at least as many facts as the extractive summary', async () => {
+    const extractive = createExtractiveSummarizer({ countTokens: count });
+    const model: Summarizer = {
+      name: 'model', inputBudgetTokens: 16_000, factCheckTokens: factCheckRoom(800),
+      summarize: async (r: SummarizeRequest) => `The user and the assistant exchanged ${r.messages.length} messages.`,
+    };
+    let compared = 0;
+    for (const conversation of loadCorpus().slice(0, 60)) {
+      const messages = transcriptOf(conversation.messages.slice(1), openaiChatLens);
+      const a = await summarizeRolling(extractive, { messages, signal: live(), countTokens: count });
+      const b = await summarizeRolling(model, { messages, signal: live(), countTokens: count });
+      if (a.factsSeen === undefined) continue;
+      compared++;
+      expect(b.factsSeen).toBe(a.factsSeen);
+      expect(b.factsKept!).toBeGreaterThanOrEqual(a.factsKept!);
+    }
+    expect(compared).toBeGreaterThan(50);
+  }, 60_000);
+});

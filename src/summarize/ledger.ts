@@ -1,0 +1,522 @@
+import type { TranscriptEntry } from '../formats/lens.js';
+import type { TextCounter } from '../tokens/counter.js';
+import { factsFromContent, factsFromText, isDistinctive, type Fact } from './facts.js';
+
+/**
+ * The fact ledger: every identifier, code, path, URL, email, date and amount the summarized
+ * messages held, deduplicated, with where it came from and how recently and how often the
+ * conversation came back to it. It is carried from summary to summary as a block of plain text
+ * that parses back (`parseLedger`), so facts survive every fold until the room runs out, and then
+ * the least recent and least referenced go first. Pure: no I/O, no module-level state.
+ *
+ * The block, as `renderLedger` writes it:
+ *
+ *     Facts:
+ *     - (7 of 15 facts kept, 31 messages read)
+ *     - [get_user_details @5]
+ *     - email: ana.lopez1984@example.com
+ *     - dob: 1962-03-17
+ *     - [user @30]
+ *     - tracking number: TRK023757X
+ *     - [get_order_details @9 ×4 @31]
+ *     - order_id: ZK4Q2W
+ *     - user_id: ana_lopez_4412
+ *     - items.price: 444
+ *
+ * One `key: value` line per fact, under the source it came from: a tool result's tool name and
+ * message number, or a turn's role and number (`@n` is message n, counted from the first message
+ * ever summarized). When facts of a group were mentioned again by later messages, its header says
+ * how often (`×k`, the most any of them was) and when last (`@m`); read back, every fact of the
+ * group takes those figures. Groups are written least recently mentioned first, so the freshest
+ * facts come last, as in every section of the working memory. The meta line carries how many
+ * distinct facts were seen over every fold and how many messages were read, so counts and
+ * numbering go on in the next fold.
+ */
+
+/** One fact of the ledger. */
+export interface LedgerFact {
+  /** The field (`order_id`) or sentence words (`tracking number`) naming it, else its shape (`date`, `id`). */
+  readonly key: string;
+  readonly value: string;
+  /** Where it came from: `get_user_details @5` (a tool call and its message number) or `user @3`. */
+  readonly source: string;
+  /** Message numbers (counted from the chat's first summarized message) of its first and last mention. */
+  readonly firstSeen: number;
+  readonly lastSeen: number;
+  /** Later messages that mentioned it again. */
+  readonly references: number;
+  /** 2 when a field named it, 1 its sentence, 0 only its shape: a better name replaces a worse one. */
+  readonly keyStrength: number;
+}
+
+/** The ledger: its facts in insertion order, how many distinct facts were ever seen, how many messages were read. */
+export interface Ledger {
+  readonly facts: readonly LedgerFact[];
+  /** Distinct facts seen so far over every fold (a fact dropped for room and seen again counts again). */
+  readonly seen: number;
+  /** Messages read so far: the number of the last one (message numbers start at 1). */
+  readonly messages: number;
+}
+
+/** Facts taken from one message at most: a listing of fifty records gives its first ones. */
+export const LEDGER_FACTS_PER_MESSAGE = 120;
+
+/**
+ * Ranking: a fact counts as if last seen `REFERENCE_WEIGHT` messages later for each time the
+ * conversation mentioned it again, up to `REFERENCE_CAP` times. So among facts of about the same
+ * age the ones the conversation keeps coming back to win, and a fact mentioned once a long time
+ * ago does not outrank what was just said.
+ */
+export const REFERENCE_WEIGHT = 3;
+export const REFERENCE_CAP = 5;
+
+/**
+ * Room a model-written summary's missing facts get (`Summarizer.factCheckTokens`): as much as the
+ * summary itself may take (`FACT_CHECK_SHARE` of its `max_tokens`). The extractive summary's
+ * ledger gets at most its whole size too, so a model's summary never carries fewer facts than the
+ * extractive one would at the same size (the model's own text comes on top).
+ */
+export function factCheckRoom(maxSummaryTokens: number): number {
+  return Math.max(64, Math.round(maxSummaryTokens * FACT_CHECK_SHARE));
+}
+
+/** Share of a model summary's `max_tokens` its appended facts may take (`factCheckRoom`). */
+export const FACT_CHECK_SHARE = 1;
+
+/** Facts in a row that may not fit before `renderLedger` takes its room as full. */
+const MISSES_BEFORE_FULL = 64;
+
+/** Title of the ledger block when it stands alone (appended to a model's summary). */
+export const LEDGER_TITLE = 'Facts:';
+
+const META = /^- \((\d+) of (\d+) facts kept, (\d+) messages read\)$/;
+const HEADER = /^- \[([^\s@\]]+) @(\d+)(?: ×(\d+) @(\d+))?\]$/;
+const SHAPE_KEY = /^(?:email|url|uuid|date|phone|path|hash|version|amount|id|code|number|ending|name|value)$/;
+/** A bare fact line of an older summary (`- order_id: X`), read when there is no ledger block. */
+const PLAIN_FACT = /^- ([\p{L}\p{N}_][\p{L}\p{N}_ .#'’-]{0,59}): (.+)$/u;
+
+/** An empty ledger. */
+export function emptyLedger(): Ledger {
+  return { facts: [], seen: 0, messages: 0 };
+}
+
+/** What makes two facts one: the value when it identifies something alone, else the key and the value. */
+export function factIdentity(key: string, value: string): string {
+  return isDistinctive(value) ? `v:${value}` : `k:${key.toLowerCase()}\u0000${value}`;
+}
+
+/** Values worth looking for in later messages: not short numbers or words that occur by chance. */
+function isReferenceable(value: string): boolean {
+  return value.length >= 4 && !/^\d{1,4}(?:\.\d+)?$/.test(value) && (isDistinctive(value) || /\d/.test(value) || value.length >= 6);
+}
+
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+
+/** The number of an amount (`$1,234.50` is `1234.50`), for matching it with a field's number. */
+function amountCore(value: string): string | undefined {
+  const m = /\d[\d,]*(?:\.\d+)?/.exec(value);
+  return m ? m[0].replace(/,/g, '') : undefined;
+}
+
+/** True when `text` holds `value` not glued to other letters or digits (`ORD-1` is not in `ORD-12`). */
+export function mentions(text: string, value: string): boolean {
+  let at = text.indexOf(value);
+  while (at >= 0) {
+    const before = at > 0 ? text[at - 1] : '';
+    const after = text[at + value.length] ?? '';
+    const gluedBefore = before !== '' && WORD_CHAR.test(before) && WORD_CHAR.test(value[0]);
+    const gluedAfter = after !== '' && WORD_CHAR.test(after) && WORD_CHAR.test(value[value.length - 1]);
+    if (!gluedBefore && !gluedAfter) return true;
+    at = text.indexOf(value, at + 1);
+  }
+  return false;
+}
+
+/** One line each: a value or label never holds a line break (the block is read back line by line). */
+function normalized(fact: Fact): Fact {
+  const value = fact.value.replace(/\s+/g, ' ').trim();
+  const label = fact.label?.replace(/\s+/g, ' ').trim();
+  return { ...fact, value, label: label || undefined };
+}
+
+function keyOf(fact: Fact): { key: string; strength: number } {
+  if (fact.label) return { key: fact.label, strength: fact.labelFrom === 'sentence' ? 1 : 2 };
+  return { key: fact.kind ?? 'value', strength: 0 };
+}
+
+/** The text a message mentions facts in: its text, its calls' arguments, its results. */
+function messageText(entry: TranscriptEntry): string {
+  return [entry.text, ...entry.calls.map((c) => c.arguments), ...entry.results.map((r) => r.content)].join('\n');
+}
+
+function sourceLabel(name: string, ordinal: number): string {
+  const clean = name.replace(/[\s[\]@]+/g, '_').slice(0, 64) || 'tool';
+  return `${clean} @${ordinal}`;
+}
+
+/** The message number in a source label (`get_user_details @5` is 5). */
+export function sourceOrdinal(source: string): number {
+  const m = / @(\d+)$/.exec(source);
+  return m ? Number(m[1]) : 0;
+}
+
+/**
+ * The ledger extended with `entries`, oldest first, numbered after the messages the ledger has
+ * read. Facts come from user and assistant text and from tool results (call arguments only count
+ * as mentions: what a call asks for is already in the request or the result). A fact seen again
+ * is one fact: its last mention and its count of mentions move, a better key (a field over a
+ * sentence over a shape) replaces a worse one, and with it the source. Known facts found again in
+ * a later message by their value count as mentioned. System messages are skipped. Pure: returns
+ * a new ledger. `checkpoint` runs between messages (abort checks).
+ */
+export function extendLedger(previous: Ledger, entries: readonly TranscriptEntry[], checkpoint: () => void = () => {}): Ledger {
+  const builder = ledgerBuilder(previous);
+  builder.add(entries, checkpoint);
+  return builder.ledger();
+}
+
+/** A ledger extended a few messages at a time (`extendLedger` in steps, for a caller that yields between them). */
+export interface LedgerBuilder {
+  /** Reads the next entries, numbered after those already read; the same rules as `extendLedger`. */
+  add(entries: readonly TranscriptEntry[], checkpoint?: () => void): void;
+  /** The ledger so far (a copy: later `add` calls do not change it). */
+  ledger(): Ledger;
+}
+
+/** Starts extending `previous`: `add` the entries in as many steps as wanted, then take the `ledger`. */
+export function ledgerBuilder(previous: Ledger): LedgerBuilder {
+  const facts: LedgerFact[] = [...previous.facts];
+  const index = new Map<string, number>();
+  // A value found in text (not an amount, which its words tell apart) is one fact whatever words name it.
+  const byValue = new Map<string, number>();
+  // Worked out once per fact: is its value worth looking for in later messages, does it identify alone.
+  const lookFor: boolean[] = [];
+  const distinct: boolean[] = [];
+  const remember = (fact: LedgerFact, i: number) => {
+    index.set(factIdentity(fact.key, fact.value), i);
+    if (!byValue.has(fact.value)) byValue.set(fact.value, i);
+  };
+  facts.forEach((f, i) => {
+    remember(f, i);
+    lookFor.push(isReferenceable(f.value));
+    distinct.push(isDistinctive(f.value));
+  });
+  let seen = previous.seen;
+  let ordinal = previous.messages;
+  // Call ids seen so far, to name a result the lens left unnamed after the call it answers.
+  const callNames = new Map<string, string>();
+
+  const read = (entry: TranscriptEntry) => {
+    const touched = new Set<number>();
+    // A number or amount in text that only restates a known value (`$112` for `prices.economy: 112`,
+    // `5820417` for `card_5820417`) is a mention of that fact, not a new one.
+    const restated = (fact: Fact): number | undefined => {
+      const core = fact.kind === 'amount' ? amountCore(fact.value) : fact.kind === 'number' || fact.kind === 'ending' ? fact.value : undefined;
+      if (core === undefined || core.length < 2) return undefined;
+      const exact = byValue.get(core);
+      if (exact !== undefined) return exact;
+      if (fact.kind === 'amount' || core.length < 4) return undefined;
+      const at = facts.findIndex((f, i) => distinct[i] && f.value !== core && f.value.includes(core) && mentions(f.value.replace(/_/g, ' '), core));
+      return at >= 0 ? at : undefined;
+    };
+    const add = (found: Fact, source: string) => {
+      const fact = normalized(found);
+      if (!fact.value) return;
+      const { key, strength } = keyOf(fact);
+      const identity = factIdentity(key, fact.value);
+      const at = (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
+        ?? (fact.kind !== undefined ? restated(fact) : undefined);
+      if (at === undefined) {
+        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength };
+        remember(added, facts.length);
+        touched.add(facts.length);
+        facts.push(added);
+        lookFor.push(isReferenceable(fact.value));
+        distinct.push(isDistinctive(fact.value));
+        seen++;
+        return;
+      }
+      const old = facts[at];
+      const again = !touched.has(at) && ordinal > old.lastSeen;
+      touched.add(at);
+      const better = strength > old.keyStrength;
+      facts[at] = {
+        ...old,
+        key: better ? key : old.key,
+        keyStrength: better ? strength : old.keyStrength,
+        source: better ? source : old.source,
+        lastSeen: Math.max(old.lastSeen, ordinal),
+        references: old.references + (again ? 1 : 0),
+      };
+      if (better) remember(facts[at], at);
+    };
+    for (const call of entry.calls) if (call.id && call.name) callNames.set(call.id, call.name);
+    if (entry.text.trim()) {
+      for (const fact of factsFromContent(entry.text, LEDGER_FACTS_PER_MESSAGE)) add(fact, sourceLabel(entry.role, ordinal));
+    }
+    for (const result of entry.results) {
+      const source = sourceLabel(result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool', ordinal);
+      for (const fact of factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE)) add(fact, source);
+    }
+    // Known facts this message mentions without stating them as a fact (an id in a call's arguments, a code in prose).
+    const text = messageText(entry);
+    for (let i = 0; i < facts.length; i++) {
+      const fact = facts[i];
+      if (!lookFor[i] || touched.has(i) || ordinal <= fact.lastSeen || !mentions(text, fact.value)) continue;
+      facts[i] = { ...fact, lastSeen: ordinal, references: fact.references + 1 };
+    }
+  };
+
+  return {
+    add(entries, checkpoint = () => {}) {
+      for (const entry of entries) {
+        checkpoint();
+        ordinal++;
+        if (entry.role !== 'system') read(entry);
+      }
+    },
+    ledger: () => ({ facts: [...facts], seen, messages: ordinal }),
+  };
+}
+
+/**
+ * A ledger's own facts read from a summary of another shape (a model's prose): each identifier
+ * found there becomes a fact of the source `summary @0`, unless the ledger already has it.
+ */
+export function withFactsOfText(ledger: Ledger, text: string): Ledger {
+  const facts = [...ledger.facts];
+  const known = new Set(facts.map((f) => factIdentity(f.key, f.value)));
+  let seen = ledger.seen;
+  for (const found of factsFromText(text, Number.MAX_SAFE_INTEGER)) {
+    const fact = normalized(found);
+    const { key, strength } = keyOf(fact);
+    const identity = factIdentity(key, fact.value);
+    if (known.has(identity)) continue;
+    known.add(identity);
+    facts.push({ key, value: fact.value, source: 'summary @0', firstSeen: 0, lastSeen: 0, references: 0, keyStrength: strength });
+    seen++;
+  }
+  return { ...ledger, facts, seen };
+}
+
+/** How a fact ranks: higher is kept first. Recency in message numbers, plus a bonus per mention. */
+export function factScore(fact: LedgerFact): number {
+  return fact.lastSeen + REFERENCE_WEIGHT * Math.min(fact.references, REFERENCE_CAP);
+}
+
+/** Facts best first: score, then last mention, then order of insertion (earlier fields of a record first). */
+export function rankFacts(facts: readonly LedgerFact[]): number[] {
+  return facts
+    .map((_, i) => i)
+    .sort((a, b) => factScore(facts[b]) - factScore(facts[a]) || facts[b].lastSeen - facts[a].lastSeen || a - b);
+}
+
+/** The header of a group: its source, and when its facts were mentioned again, how often (the most any was) and when last. */
+function headerLine(source: string, references: number, lastSeen: number): string {
+  return references > 0 || lastSeen !== sourceOrdinal(source) ? `- [${source} ×${references} @${lastSeen}]` : `- [${source}]`;
+}
+
+function factLine(fact: LedgerFact): string {
+  return `- ${fact.key}: ${fact.value}`;
+}
+
+function metaLine(kept: number, seen: number, messages: number): string {
+  return `- (${kept} of ${seen} facts kept, ${messages} messages read)`;
+}
+
+/** Mention stats of a group: the most recent mention and the most mentions of its members. */
+function groupStats(facts: readonly LedgerFact[], members: readonly number[]): { references: number; lastSeen: number } {
+  let references = 0;
+  let lastSeen = 0;
+  for (const i of members) {
+    references = Math.max(references, facts[i].references);
+    lastSeen = Math.max(lastSeen, facts[i].lastSeen);
+  }
+  return { references, lastSeen };
+}
+
+/**
+ * Writes the chosen facts (indexes into `ledger.facts`) as the block: title, meta line, then one
+ * group per source, least recently mentioned first (then by source number), facts in insertion order.
+ */
+function writeBlock(ledger: Ledger, chosen: readonly number[], title: string): string {
+  const groups = new Map<string, number[]>();
+  for (const i of [...chosen].sort((a, b) => a - b)) {
+    const source = ledger.facts[i].source;
+    const members = groups.get(source);
+    if (members) members.push(i);
+    else groups.set(source, [i]);
+  }
+  const ordered = [...groups.entries()].map(([source, members]) => ({ source, members, ...groupStats(ledger.facts, members) }));
+  ordered.sort((a, b) => a.lastSeen - b.lastSeen || sourceOrdinal(a.source) - sourceOrdinal(b.source) || a.references - b.references
+    || (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
+  const lines = [title, metaLine(chosen.length, Math.max(ledger.seen, chosen.length), ledger.messages)];
+  for (const group of ordered) {
+    lines.push(headerLine(group.source, group.references, group.lastSeen));
+    for (const i of group.members) lines.push(factLine(ledger.facts[i]));
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The ledger as a block of at most `maxTokens` (by `countText`): the best-ranked facts that fit
+ * (most recent and most referenced first; a fact too long for what is left is skipped for smaller
+ * ones), written grouped by source. '' when no fact fits or there is none. Deterministic: the
+ * same ledger and room give the same bytes, and a block parsed back (`parseLedger`) and written
+ * again with the same room gives the same bytes.
+ */
+export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): string {
+  if (ledger.facts.length === 0 || maxTokens <= 0) return '';
+  const ranked = rankFacts(ledger.facts);
+  const fixed = countText(title) + 1 + countText(metaLine(ledger.facts.length, Math.max(ledger.seen, ledger.facts.length), ledger.messages)) + 1;
+  if (fixed >= maxTokens) return '';
+  // A group's header is priced once, with the stats of all its facts (its longest form).
+  const bySource = new Map<string, number[]>();
+  ledger.facts.forEach((f, i) => {
+    const members = bySource.get(f.source);
+    if (members) members.push(i);
+    else bySource.set(f.source, [i]);
+  });
+  const headerCost = new Map<string, number>();
+  const chosen: number[] = [];
+  const groupsOpen = new Set<string>();
+  let total = fixed;
+  let misses = 0;
+  for (const i of ranked) {
+    const fact = ledger.facts[i];
+    const group = fact.source;
+    let extra = countText(factLine(fact)) + 1;
+    if (!groupsOpen.has(group)) {
+      if (!headerCost.has(group)) {
+        const stats = groupStats(ledger.facts, bySource.get(group)!);
+        headerCost.set(group, countText(headerLine(group, stats.references, stats.lastSeen)) + 1);
+      }
+      extra += headerCost.get(group)!;
+    }
+    if (total + extra > maxTokens) {
+      // Smaller facts further down may still fit; past a run of misses the room is as good as full.
+      if (++misses >= MISSES_BEFORE_FULL || maxTokens - total < 3) break;
+      continue;
+    }
+    misses = 0;
+    total += extra;
+    groupsOpen.add(group);
+    chosen.push(i);
+  }
+  // The estimate sums lines; the exact count of the joined text decides. Drop the worst-ranked until it fits.
+  let text = chosen.length > 0 ? writeBlock(ledger, chosen, title) : '';
+  while (chosen.length > 0 && countText(text) > maxTokens) {
+    chosen.pop();
+    text = chosen.length > 0 ? writeBlock(ledger, chosen, title) : '';
+  }
+  return text;
+}
+
+/**
+ * Reads the ledger back from a summary: the block after its meta line (`- (n of m facts kept...`),
+ * group headers and `key: value` lines, up to the first line of another shape. A summary with no
+ * ledger block but a `Facts:` section of `- key: value` lines (written before the ledger existed)
+ * gives those facts, of the source `summary @0`. A summary with neither gives an empty ledger.
+ */
+export function parseLedger(summaryText: string): Ledger {
+  const lines = summaryText.split('\n').map((l) => l.trimEnd());
+  const metaAt = lines.findIndex((l) => META.test(l));
+  if (metaAt < 0) return parsePlainFacts(lines);
+  const meta = META.exec(lines[metaAt])!;
+  const facts: LedgerFact[] = [];
+  let source = 'summary @0';
+  let references = 0;
+  let lastSeen = 0;
+  for (const line of lines.slice(metaAt + 1)) {
+    const header = HEADER.exec(line);
+    if (header) {
+      source = `${header[1]} @${header[2]}`;
+      references = header[3] === undefined ? 0 : Number(header[3]);
+      lastSeen = header[4] === undefined ? Number(header[2]) : Number(header[4]);
+      continue;
+    }
+    if (!line.startsWith('- ')) break;
+    const body = line.slice(2);
+    const split = body.indexOf(': ');
+    if (split <= 0) break;
+    const key = body.slice(0, split);
+    facts.push({ key, value: body.slice(split + 2), source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key) });
+  }
+  return { facts, seen: Math.max(Number(meta[2]), facts.length), messages: Number(meta[3]) };
+}
+
+/** A carried key named after a shape (`date`, `id`) may still be replaced by a field's name; any other stays. */
+function carriedStrength(key: string): number {
+  return SHAPE_KEY.test(key) ? 0 : 2;
+}
+
+function parsePlainFacts(lines: readonly string[]): Ledger {
+  const start = lines.indexOf('Facts:');
+  if (start < 0) return emptyLedger();
+  const facts: LedgerFact[] = [];
+  const known = new Set<string>();
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith('- ')) break;
+    const m = PLAIN_FACT.exec(line);
+    const key = m ? m[1] : 'value';
+    const value = m ? m[2] : line.slice(2).trim();
+    const identity = factIdentity(key, value);
+    if (!value || known.has(identity)) continue;
+    known.add(identity);
+    facts.push({ key, value, source: 'summary @0', firstSeen: 0, lastSeen: 0, references: 0, keyStrength: m ? 2 : 0 });
+  }
+  return { facts, seen: facts.length, messages: 0 };
+}
+
+/** The lines of a summary that belong to its ledger block (title, meta, headers, facts), to leave out when reading the rest. */
+export function ledgerBlockRange(summaryText: string): { start: number; end: number } | undefined {
+  const lines = summaryText.split('\n').map((l) => l.trimEnd());
+  const metaAt = lines.findIndex((l) => META.test(l));
+  if (metaAt < 0) return undefined;
+  let end = metaAt + 1;
+  while (end < lines.length && lines[end].startsWith('- ') && (HEADER.test(lines[end]) || lines[end].slice(2).indexOf(': ') > 0)) end++;
+  const start = metaAt > 0 && lines[metaAt - 1] === LEDGER_TITLE ? metaAt - 1 : metaAt;
+  return { start, end };
+}
+
+/** Facts seen and kept, as the ledger block of a summary reports them; undefined when it has none. */
+export function ledgerStats(summaryText: string): { readonly seen: number; readonly kept: number } | undefined {
+  for (const line of summaryText.split('\n')) {
+    const m = META.exec(line.trimEnd());
+    if (m) return { kept: Number(m[1]), seen: Number(m[2]) };
+  }
+  return undefined;
+}
+
+/** The summary without its ledger blocks (a model may copy the previous one; the check writes a fresh one). */
+export function withoutLedgerBlocks(summaryText: string): string {
+  let text = summaryText;
+  for (let range = ledgerBlockRange(text); range; range = ledgerBlockRange(text)) {
+    const lines = text.split('\n');
+    lines.splice(range.start, range.end - range.start);
+    text = lines.join('\n');
+  }
+  return text.replace(/\n{3,}/g, '\n\n').trim();
+}
+
+/**
+ * Checks a summary written by a model against the ledger of what it was given: the ledger's
+ * facts whose values the summary does not hold are appended to it as a ledger block, most recent
+ * and most referenced first, in at most `maxTokens`. The block's meta line counts as kept the
+ * facts the summary held plus those appended, so the counts and the message numbering carry on
+ * to the next fold; a summary that held every fact gets the title and meta line only. A ledger
+ * block the model copied from its previous summary is replaced. Deterministic.
+ */
+export function appendMissingFacts(summary: string, ledger: Ledger, maxTokens: number, countText: TextCounter): string {
+  const body = withoutLedgerBlocks(summary);
+  if (ledger.facts.length === 0) return body;
+  const missing = ledger.facts.filter((f) => !mentions(body, f.value));
+  const held = ledger.facts.length - missing.length;
+  const seen = Math.max(ledger.seen, ledger.facts.length);
+  let block = renderLedger({ facts: missing, seen, messages: ledger.messages }, maxTokens, countText);
+  const appended = block ? parseLedger(block).facts.length : 0;
+  const meta = metaLine(held + appended, seen, ledger.messages);
+  if (!block) block = `${LEDGER_TITLE}\n${meta}`;
+  else block = block.replace(/^(.*\n)(.*)/, (_, title: string) => `${title}${meta}`);
+  return body ? `${body}\n\n${block}` : block;
+}
