@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 /**
- * `npm run bench [-- --quick]`: ctxfold against LangChain trimMessages, the AI SDK's
+ * `npm run bench [-- --quick] [-- --economy]`: ctxfold against LangChain trimMessages, the AI SDK's
  * pruneMessages + a budget cut, slice(-N) and JSON.parse, on the shared corpus and on generated
  * histories of 1k–100k messages, cold and replayed. Prints progress and a table, writes
  * bench/results/latest.json and latest.svg (a `--quick` run writes quick.json and quick.svg instead,
- * so it never replaces the full figures the README cites). See bench/README.md for each figure.
+ * so it never replaces the full figures the README cites). The full run also measures each
+ * adapter's overhead and the economy (fact retention, simulated prompt cache and bill);
+ * `--economy` measures only the economy and writes bench/results/economy.json and economy.md
+ * (`--economy --quick`: economy-quick.*). See bench/README.md for each figure.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -26,6 +29,11 @@ import { memorySoak } from './memory-soak.js';
 import { runCold, runReplay, type RunSettings } from './runner.js';
 import { formatTable, summarize } from './summary.js';
 import { SYSTEMS } from './systems.js';
+import { measureAdapterOverhead as aiSdkOverhead } from './adapter-ai-sdk.js';
+import { measureAdapterOverhead as langchainOverhead } from './adapter-langchain.js';
+import { measureAdapterOverhead as openaiOverhead, type AdapterOverheadRow } from './adapter-openai.js';
+import { cacheReport, type CacheWorkloadFigures } from './economy/cache-report.js';
+import { retentionReport, type RetentionTable } from './economy/retention-report.js';
 import { corpusPath, corpusWorkload, generatedWorkload, type Workload } from './workloads.js';
 
 interface SizeConfig {
@@ -81,7 +89,12 @@ const QUICK: Config = {
   soak: { chats: 200, requests: 10_000 },
 };
 
-const log = (s = '') => process.stdout.write(`${s}\n`);
+/** Every line logged, for the economy's markdown file. */
+const logged: string[] = [];
+const log = (s = '') => {
+  logged.push(s);
+  process.stdout.write(`${s}\n`);
+};
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Runs every system a few times on a small history so the timed calls do not pay for JIT or encoder loading. */
@@ -98,9 +111,55 @@ async function warmUp(settings: RunSettings): Promise<void> {
   }
 }
 
+/** The economy figures: fact retention (corpus and generated domains), and the simulated prompt cache and bill. */
+interface EconomyFigures {
+  readonly retention: RetentionTable[];
+  readonly cache: CacheWorkloadFigures[];
+  readonly markdown: string;
+}
+
+/** Measures the economy; logs as it goes and returns the figures with the logged text as markdown. */
+async function economy(quick: boolean): Promise<EconomyFigures> {
+  const from = logged.length;
+  log('\n## Fact retention');
+  const retention = await retentionReport(quick, log);
+  log('\n## Prompt cache and bill');
+  const cache = await cacheReport(log);
+  return { retention, cache, markdown: `${logged.slice(from).join('\n')}\n` };
+}
+
+/** Per-request overhead of each adapter over its SDK alone, on a stand-in server on 127.0.0.1. */
+async function adapterOverhead(): Promise<AdapterOverheadRow[]> {
+  const rows: AdapterOverheadRow[] = [];
+  for (const [name, measure] of [['openai', openaiOverhead], ['ai-sdk', aiSdkOverhead], ['langchain', langchainOverhead]] as const) {
+    const t0 = performance.now();
+    const got = await measure();
+    for (const r of got) log(`  ${r.adapter.padEnd(34)} ${String(r.messages).padStart(6)} messages: without ${r.withoutMs.toFixed(2)} ms, with ${r.withMs.toFixed(2)} ms, overhead ${r.overheadMs >= 0 ? '+' : ''}${r.overheadMs.toFixed(2)} ms`);
+    log(`  (${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    rows.push(...got);
+  }
+  return rows;
+}
+
+/** `--economy`: the economy alone, written to economy(-quick).json and .md. */
+async function economyOnly(quick: boolean): Promise<void> {
+  const started = performance.now();
+  log(`ctxfold economy benchmark (${quick ? 'quick' : 'full'}) — ${new Date().toISOString()}`);
+  const figures = await economy(quick);
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const name = quick ? 'economy-quick' : 'economy';
+  const wallSeconds = (performance.now() - started) / 1000;
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', wallSeconds, machine: machineInfo(), retention: figures.retention, cache: figures.cache }, null, 2)}\n`);
+  writeFileSync(join(dir, `${name}.md`), figures.markdown);
+  log(`\nwrote bench/results/${name}.json and ${name}.md; wall time ${wallSeconds.toFixed(1)} s`);
+  freeEncoders();
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const quick = process.argv.includes('--quick');
+  if (process.argv.includes('--economy')) return economyOnly(quick);
   const config = quick ? QUICK : FULL;
   const machine = machineInfo();
   const versions = {
@@ -170,6 +229,12 @@ async function main(): Promise<void> {
   const memory = await memorySoak(config.soak.chats, config.soak.requests);
   for (const f of memory) log(`  ${f.system.padEnd(30)} ${f.checkpoints.map((c) => `${c.requests} req: rss ${c.rssMB.toFixed(0)} MB, heap ${c.heapMB.toFixed(0)} MB`).join(' | ')} (${f.seconds.toFixed(1)} s)`);
 
+  log('\n== adapter overhead per request (SDK alone vs SDK + ctxfold adapter, stand-in server on 127.0.0.1, median)');
+  const adapters = await adapterOverhead();
+
+  log('\n== economy');
+  const economyFigures = await economy(quick);
+
   const rows = summarize(records);
   log('\n== results (time per request; ratios are ctxfold time / other system time on the same requests)');
   log(formatTable(rows));
@@ -209,6 +274,8 @@ async function main(): Promise<void> {
     eventLoop,
     backgroundSummary: summaryLoop,
     memorySoak: memory,
+    adapterOverhead: adapters,
+    economy: { retention: economyFigures.retention, cache: economyFigures.cache },
     goals,
     replaySeries: generatedReplays.map((r) => ({ workload: r.workload, system: r.system, messages: r.messages, ms: r.ms })),
   };
@@ -217,6 +284,7 @@ async function main(): Promise<void> {
   // Only a full run replaces the figures the README cites; a quick run writes beside them.
   const name = quick ? 'quick' : 'latest';
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(dir, quick ? 'economy-quick.md' : 'economy.md'), economyFigures.markdown);
   writeFileSync(join(dir, `${name}.svg`), renderChart(generatedReplays, SYSTEMS.map((s) => s.name), `${machine.cpu}, ${machine.cores} cores, node ${machine.node}, ${date.slice(0, 10)} (${quick ? 'quick' : 'full'} run)`));
   log(`\nwrote bench/results/${name}.json and bench/results/${name}.svg; wall time ${wallSeconds.toFixed(1)} s`);
   await probe?.stop();

@@ -17,6 +17,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { compressContext, createHistoryCache, createTokenCounter, type CompressOptions, type OpenAIChatMessage } from '../../src/index.js';
 import { BUDGET_CAP_TOKENS, viewTokens } from '../budget.js';
 import { generateConversation, modelRequestEnds } from '../fixtures/conversation.js';
@@ -69,10 +70,10 @@ interface Workload {
   readonly messages: OpenAIChatMessage[];
 }
 
-function corpusWorkloads(): Workload[] {
+function corpusWorkloads(log: (line: string) => void): Workload[] {
   const path = process.env.CTXFOLD_CORPUS ?? resolve(process.cwd(), '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
   if (!existsSync(path)) {
-    console.log(`corpus not found at ${path}: corpus workloads skipped`);
+    log(`corpus not found at ${path}: corpus workloads skipped`);
     return [];
   }
   const all = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; messages: OpenAIChatMessage[] });
@@ -92,8 +93,8 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n');
 }
 
-function printWorkload(name: string, replay: ReplayViews, bills: EconomyResult[]): void {
-  console.log(`\n## ${name}: ${replay.requests} requests, budget ${int(replay.budget)} tokens, output ${int(replay.outputTokens)} tokens (same for every system)`);
+function printWorkload(name: string, replay: ReplayViews, bills: EconomyResult[], log: (line: string) => void): void {
+  log(`\n## ${name}: ${replay.requests} requests, budget ${int(replay.budget)} tokens, output ${int(replay.outputTokens)} tokens (same for every system)`);
   const head = ['system', 'sent', 'over budget', 'failed', 'grew only', 'input tokens'];
   for (const b of bills) head.push(`${b.model.model} cached`, b.rules === 'anthropic' ? 'written' : 'saved', 'cost', 'no-cache cost');
   const rows = [head];
@@ -106,25 +107,34 @@ function printWorkload(name: string, replay: ReplayViews, bills: EconomyResult[]
     }
     rows.push(row);
   });
-  console.log(table(rows));
-  for (const s of replay.systems) if (s.firstError) console.log(`  ${s.name}: first failure: ${s.firstError}`);
+  log(table(rows));
+  for (const s of replay.systems) if (s.firstError) log(`  ${s.name}: first failure: ${s.firstError}`);
 }
 
-async function main(): Promise<void> {
+/** One workload's bill: per system, sent requests, over-budget views, cached share and cost per price table. */
+export interface CacheWorkloadFigures {
+  readonly workload: string;
+  readonly budget: number;
+  readonly systems: readonly { readonly name: string; readonly sent: number; readonly overBudget: number; readonly failed: number; readonly bills: readonly { readonly model: string; readonly cachedShare: number; readonly cost: number; readonly costWithoutCache: number }[] }[];
+}
+
+/** Replays the workloads through every compared system and the simulated caches; prints through `log`, returns the figures. */
+export async function cacheReport(log: (line: string) => void): Promise<CacheWorkloadFigures[]> {
+  const figures: CacheWorkloadFigures[] = [];
   const systems = COMPARED.map((name) => {
     const s = SYSTEMS.find((x) => x.name === name);
     if (!s) throw new Error(`system ${name} not in bench/systems.ts`);
     return s;
   });
-  const workloads = [...corpusWorkloads(), { name: 'generated 2,000 messages (seed 3000)', messages: generateConversation({ messages: 2000, seed: 1000 + 2000 }) }];
-  console.log('# Prompt cache and bill per system (input side; simulated caches, see bench/economy/prompt-cache.ts)');
-  console.log(`systems: ${systems.map((s) => `${s.name}: ${s.settings}`).join('\n  ')}`);
-  console.log('prices (USD / 1M tokens: input, cached, write, output; min cacheable):');
+  const workloads = [...corpusWorkloads(log), { name: 'generated 2,000 messages (seed 3000)', messages: generateConversation({ messages: 2000, seed: 1000 + 2000 }) }];
+  log('# Prompt cache and bill per system (input side; simulated caches, see bench/economy/prompt-cache.ts)');
+  log(`systems: ${systems.map((s) => `${s.name}: ${s.settings}`).join('\n  ')}`);
+  log('prices (USD / 1M tokens: input, cached, write, output; min cacheable):');
   for (const b of BILLS) {
     const p = priceOf(b.model);
-    console.log(`  ${p.model}: ${p.input} / ${p.cachedInput} / ${p.cacheWrite} / ${p.output}; ${p.minCacheableTokens} (${p.sources.map((s) => s.url).join(', ')}; read ${p.sources[0].read})`);
+    log(`  ${p.model}: ${p.input} / ${p.cachedInput} / ${p.cacheWrite} / ${p.output}; ${p.minCacheableTokens} (${p.sources.map((s) => s.url).join(', ')}; read ${p.sources[0].read})`);
   }
-  console.log("columns: sent = requests billed (a failed view sends nothing); over budget = views above the budget; grew only = share of views that begin with the whole previous view; cached = cached share of input tokens; OpenAI 'saved' = dollars the cache saved; Anthropic 'written' = share of input written at 1.25x; cost = input side with the cache; no-cache cost = every input token at the base price.");
+  log("columns: sent = requests billed (a failed view sends nothing); over budget = views above the budget; grew only = share of views that begin with the whole previous view; cached = cached share of input tokens; OpenAI 'saved' = dollars the cache saved; Anthropic 'written' = share of input written at 1.25x; cost = input side with the cache; no-cache cost = every input token at the base price.");
 
   const totals = new Map<string, { sent: number; failed: number; input: number; cached: number[]; cost: number[]; plain: number[] }>();
   for (const w of workloads) {
@@ -134,8 +144,9 @@ async function main(): Promise<void> {
     const count = defaultMessageCounter();
     const replay = await collectViews(w.messages, [...systems.map(economySystem), ...ctxfoldVariants()], budget, { chatId: `economy:${w.name}`, countMessage: count });
     const bills = BILLS.map((b) => economyOfViews(replay, b.rules, b.model, { countMessage: count }));
-    printWorkload(w.name, replay, bills);
-    console.log(`  (${modelRequestEnds(w.messages).length} requests replayed in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    printWorkload(w.name, replay, bills, log);
+    figures.push({ workload: w.name, budget, systems: replay.systems.map((s, i) => ({ name: s.name, sent: s.views.length, overBudget: s.overBudgetRequests, failed: s.failedRequests, bills: bills.map((b) => ({ model: b.model.model, cachedShare: b.systems[i].cachedShare, cost: b.systems[i].cost, costWithoutCache: b.systems[i].costWithoutCache })) })) });
+    log(`  (${modelRequestEnds(w.messages).length} requests replayed in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
     if (w.name.startsWith('corpus')) {
       replay.systems.forEach((s, i) => {
         const t = totals.get(s.name) ?? { sent: 0, failed: 0, input: 0, cached: BILLS.map(() => 0), cost: BILLS.map(() => 0), plain: BILLS.map(() => 0) };
@@ -152,14 +163,18 @@ async function main(): Promise<void> {
     }
   }
   if (totals.size > 0) {
-    console.log('\n## corpus, the 3 conversations together');
+    log('\n## corpus, the 3 conversations together');
     const rows = [['system', 'sent', 'failed', 'input tokens', ...BILLS.flatMap((b) => [`${b.model} cached`, 'cost', 'no-cache cost'])]];
     for (const [name, t] of totals) rows.push([name, String(t.sent), String(t.failed), int(t.input), ...BILLS.flatMap((_, j) => [pct(t.input ? t.cached[j] / t.input : 0), usd(t.cost[j]), usd(t.plain[j])])]);
-    console.log(table(rows));
+    log(table(rows));
   }
+  return figures;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+// `node dist/bench/economy/cache-report.js` prints the tables.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  cacheReport((line) => console.log(line)).catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

@@ -9,7 +9,7 @@
  * Nothing is written to disk.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { createTokenCounter, type OpenAIChatMessage } from '../../src/index.js';
 import { DOMAINS } from '../fixtures/domains/index.js';
@@ -17,7 +17,6 @@ import { measureRetention, type RetentionRow, type RetentionSystem } from './ret
 import { CTXFOLD_NO_SUMMARY, RETENTION_SYSTEMS } from './retention-systems.js';
 
 const SHARES = [0.25, 0.5];
-const quick = process.argv.includes('--quick');
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const corpusFile = join(root, '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
 const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, CTXFOLD_NO_SUMMARY];
@@ -26,7 +25,7 @@ function pct(x: number): string {
   return Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`;
 }
 
-function table(title: string, rows: readonly RetentionRow[]): void {
+function table(title: string, rows: readonly RetentionRow[], log: (line: string) => void): void {
   const lines = [
     `\n### ${title}`,
     '',
@@ -38,10 +37,17 @@ function table(title: string, rows: readonly RetentionRow[]): void {
   }
   const first = rows[0];
   if (first) lines.push('', `${first.conversations} conversations, ${first.meanFacts.toFixed(1)} facts each on average; the floor (system prompt + last user turn) fits the budget in ${SHARES.map((s) => `${pct(rows.find((r) => r.share === s)?.feasible ?? Number.NaN)} at ${Math.round(s * 100)}%`).join(', ')} of them.`);
-  console.log(lines.join('\n'));
+  log(lines.join('\n'));
 }
 
-async function run(title: string, conversations: OpenAIChatMessage[][]): Promise<void> {
+/** The retention table of one set of conversations. */
+export interface RetentionTable {
+  readonly title: string;
+  readonly seconds: number;
+  readonly rows: readonly RetentionRow[];
+}
+
+async function run(title: string, conversations: OpenAIChatMessage[][], log: (line: string) => void): Promise<RetentionTable> {
   const started = performance.now();
   const rows = await measureRetention({
     conversations, shares: SHARES, systems, counter: createTokenCounter(),
@@ -49,26 +55,37 @@ async function run(title: string, conversations: OpenAIChatMessage[][]): Promise
       if (done % 20 === 0 || done === total) process.stderr.write(`  ${title}: ${done}/${total}\n`);
     },
   });
-  table(`${title} (${((performance.now() - started) / 1000).toFixed(1)} s)`, rows);
+  const seconds = (performance.now() - started) / 1000;
+  table(`${title} (${seconds.toFixed(1)} s)`, rows, log);
+  return { title, seconds, rows };
 }
 
-async function main(): Promise<void> {
-  console.log(`Retention of facts at ${SHARES.map((s) => `${s * 100}%`).join(' and ')} of each conversation's tokens (last request of each conversation; o200k_base).`);
-  console.log(`Systems: ${systems.map((s) => s.name).join(', ')}.`);
+/**
+ * Measures and prints (through `log`) fact retention on the corpus (when present) and on each
+ * generated domain; `quick` takes every 10th corpus conversation and 4 per domain. Returns the tables.
+ */
+export async function retentionReport(quick: boolean, log: (line: string) => void): Promise<RetentionTable[]> {
+  const tables: RetentionTable[] = [];
+  log(`Retention of facts at ${SHARES.map((s) => `${s * 100}%`).join(' and ')} of each conversation's tokens (last request of each conversation; o200k_base).`);
+  log(`Systems: ${systems.map((s) => s.name).join(', ')}.`);
   if (existsSync(corpusFile)) {
     const all = readFileSync(corpusFile, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { messages: OpenAIChatMessage[] }).messages);
-    await run(`corpus (${quick ? 'every 10th' : 'all'})`, quick ? all.filter((_, i) => i % 10 === 0) : all);
+    tables.push(await run(`corpus (${quick ? 'every 10th' : 'all'})`, quick ? all.filter((_, i) => i % 10 === 0) : all, log));
   } else {
-    console.log(`\ncorpus skipped: ${corpusFile} not found`);
+    log(`\ncorpus skipped: ${corpusFile} not found`);
   }
   const perDomain = quick ? 4 : 20;
   for (const domain of DOMAINS) {
     const conversations = Array.from({ length: perDomain }, (_, k) => domain.generate({ messages: 200 + Math.round((200 * k) / Math.max(1, perDomain - 1)), seed: 9000 + k }));
-    await run(`${domain.name} (${perDomain} conversations, 200-400 messages)`, conversations);
+    tables.push(await run(`${domain.name} (${perDomain} conversations, 200-400 messages)`, conversations, log));
   }
+  return tables;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+// `node dist/bench/economy/retention-report.js [--quick]` prints the tables.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  retentionReport(process.argv.includes('--quick'), (line) => console.log(line)).catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
