@@ -85,7 +85,7 @@ afterAll(() => {
  * (budget, collapse threshold, its default) changes the outcome.
  */
 function toolChat(rounds: number): OpenAIChatMessage[] {
-  const out: OpenAIChatMessage[] = [{ role: 'system', content: 'You are a support agent. Use the tools to look things up.' }];
+  const out: OpenAIChatMessage[] = [{ role: 'system', content: 'You are a support agent. Use the tools to look things up. 用户用中文提问时请用中文回答。' }];
   for (let i = 0; i < rounds; i++) {
     const size = [3000, 600, 60][i % 3];
     let result = '';
@@ -267,7 +267,7 @@ describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
     ['--pretty=yes', () => ['compress', '--pretty=yes'], good, 'ctxfold: --pretty takes no value, got "yes"'],
     ['an unknown option', () => ['compress', '--bogus'], good, 'ctxfold: unknown option --bogus'],
     ['a compress flag given to validate', () => ['validate', '--max-tokens', '5'], good, 'ctxfold: --max-tokens is not an option of validate'],
-    ['an unknown command', () => ['squash'], good, 'ctxfold: unknown command: expected compress or validate, got "squash"'],
+    ['an unknown command', () => ['squash'], good, 'ctxfold: unknown command: expected compress, validate or serve, got "squash"'],
     ['no command', () => [], good, 'ctxfold: missing command'],
     ['two files', () => ['compress', 'a.json', 'b.json'], good, 'ctxfold: expected at most one FILE, got "a.json" and "b.json"'],
     ['a missing file', () => ['compress', join(dir, 'nope.json')], '', `ctxfold: cannot read ${join(dir, 'nope.json')}: no such file`],

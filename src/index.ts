@@ -37,8 +37,9 @@ export type { CompressOptions, SummaryInput, ToolOutputTrim } from './runtime/op
 export type { CompressReport, CompressResult, DroppedMessage } from './runtime/compress.js';
 export type { DropReason } from './core/report.js';
 export type { CompressWithSummaryOptions } from './runtime/one-shot.js';
-export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorStats, RequestExtras, ResponseFacts } from './runtime/compressor.js';
+export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorRecall, CompressorStats, RequestExtras, ResponseFacts } from './runtime/compressor.js';
 export type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './runtime/summary-job.js';
+export type { SummarySkippedEvent } from './runtime/lease-job.js';
 export type { HistoryCache, HistoryCacheOptions, Recall, RememberedHistory } from './runtime/history-cache.js';
 export type { Fingerprints } from './runtime/fingerprints.js';
 export type { ChatIdCarrier } from './runtime/chat-id.js';
@@ -49,6 +50,12 @@ export type { OpenAIChatMessage, OpenAIToolCall } from './formats/openai-chat/ty
 export type { Violation } from './core/validate/rules.js';
 export type { RepairAction } from './core/repair.js';
 export type { ChatState, StateStore } from './store/state.js';
+export type { MemoryStoreOptions } from './store/memory-store.js';
+export type { OriginalRecord, OriginalsStore } from './recall/originals.js';
+export type { OriginalsBounds } from './recall/memory-originals.js';
+export type { RecallAnswer, RecallSource, ResolveRecallOptions } from './recall/resolve.js';
+export type { RecallOptions } from './recall/options.js';
+export type { RecallToolFormat } from './recall/tool-definition.js';
 export type { SummarizeRequest, Summarizer } from './summarize/summarizer.js';
 export type { ExtractiveSummarizerOptions } from './summarize/extractive.js';
 export type { LlmSummarizerOptions } from './summarize/llm.js';

@@ -49,6 +49,12 @@ export interface ApiRequest {
 export interface ApiServerOptions {
   /** Input tokens reported for a request. Default: `ceil(rawBody.length / 4)`. */
   readonly promptTokens?: (request: { readonly rawBody: string; readonly body: Record<string, unknown> | undefined }) => number;
+  /**
+   * Streams: every event but the last is written at once, and the last only once this resolves
+   * (a test releases it after its client has seen the first bytes, proving the stream is relayed
+   * as it arrives). Default: the whole stream is written at once.
+   */
+  readonly holdLastEvent?: (request: ApiRequest) => Promise<void>;
 }
 
 /** A running server. */
@@ -170,6 +176,18 @@ export async function startOpenAIApiServer(options: ApiServerOptions = {}): Prom
   const promptTokens = options.promptTokens ?? ((r) => Math.ceil(r.rawBody.length / 4));
   let answered = 0;
 
+  /** Writes a stream's events, holding the last one when `holdLastEvent` says so. */
+  const stream = (res: ServerResponse, events: string, request: ApiRequest) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (!options.holdLastEvent) return void res.end(events);
+    const parts = events.split(/(?<=\n\n)/);
+    const last = parts.pop() ?? '';
+    res.write(parts.join(''));
+    void options.holdLastEvent(request).then(() => {
+      if (!res.destroyed) res.end(last);
+    });
+  };
+
   const answer = (res: ServerResponse, path: string, reply: ApiReply, request: ApiRequest, index: number) => {
     if (res.destroyed || res.writableEnded) return;
     if ('status' in reply) {
@@ -187,15 +205,13 @@ export async function startOpenAIApiServer(options: ApiServerOptions = {}): Prom
       if (!streamed && failWith !== undefined) return sendJson(res, 500, { error: { message: failWith, type: 'server_error', param: null, code: null } });
       if (!streamed) return sendJson(res, 200, chatCompletion(id, model, text, tokens));
       const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.end(chatChunks(id, model, text, tokens, includeUsage, failWith));
+      stream(res, chatChunks(id, model, text, tokens, includeUsage, failWith), request);
       return;
     }
     const id = `resp_${index + 1}`;
     if (!streamed && failWith !== undefined) return sendJson(res, 200, { ...responseObject(id, model, 'failed', [], null), error: { code: 'server_error', message: failWith } });
     if (!streamed) return sendJson(res, 200, responseObject(id, model, 'completed', [outputMessage(id, text, 'completed')], responsesUsage(text, tokens)));
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    res.end(responsesEvents(id, model, text, tokens, failWith));
+    stream(res, responsesEvents(id, model, text, tokens, failWith), request);
   };
 
   const server = createServer((req, res) => {

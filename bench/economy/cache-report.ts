@@ -1,7 +1,8 @@
 /**
  * What compression does to the provider's prompt cache and to the bill: replays 3 conversations of
  * the shared corpus and one generated 2,000-message conversation request by request through
- * ctxfold, LangChain trimMessages and AI SDK pruneMessages (as configured in bench/systems.ts), plus
+ * ctxfold, LangChain trimMessages and AI SDK pruneMessages (as configured in bench/systems.ts),
+ * ctxfold as a server runs it (`createCompressor` with background summaries, compressor-system.ts), plus
  * "no compression", and bills every system's views through the simulated OpenAI and Anthropic
  * prompt caches (prompt-cache.ts) at the prices of prices.ts.
  *
@@ -25,6 +26,7 @@ import { SYSTEMS, type BenchSystem, type RunContext } from '../systems.js';
 import { collectViews, defaultMessageCounter, economyOfViews, type EconomyResult, type EconomySystem, type ReplayViews } from './economy-replay.js';
 import { priceOf } from './prices.js';
 import type { CacheRules } from './prompt-cache.js';
+import { compressorSystem } from './compressor-system.js';
 
 const COMPARED = ['ctxfold', 'langchain trimMessages', 'ai-sdk pruneMessages'];
 const BILLS: { rules: CacheRules; model: string }[] = [
@@ -116,6 +118,9 @@ export interface CacheWorkloadFigures {
   readonly workload: string;
   readonly budget: number;
   readonly systems: readonly { readonly name: string; readonly sent: number; readonly overBudget: number; readonly failed: number; readonly bills: readonly { readonly model: string; readonly cachedShare: number; readonly cost: number; readonly costWithoutCache: number }[] }[];
+  /** `createCompressor` with background summaries over the same requests: summarizer calls per 100 requests (turns). */
+  readonly summarizerCallsPer100Turns: number;
+  readonly summaries: number;
 }
 
 /** Replays the workloads through every compared system and the simulated caches; prints through `log`, returns the figures. */
@@ -142,10 +147,15 @@ export async function cacheReport(log: (line: string) => void): Promise<CacheWor
     const reference = createTokenCounter();
     const budget = Math.min(BUDGET_CAP_TOKENS, Math.floor(viewTokens(w.messages, reference) / 2));
     const count = defaultMessageCounter();
-    const replay = await collectViews(w.messages, [...systems.map(economySystem), ...ctxfoldVariants()], budget, { chatId: `economy:${w.name}`, countMessage: count });
+    const withSummaries = compressorSystem();
+    const replay = await collectViews(w.messages, [...systems.map(economySystem), withSummaries, ...ctxfoldVariants()], budget, { chatId: `economy:${w.name}`, countMessage: count });
+    await withSummaries.close();
+    const calls = withSummaries.stats();
+    const per100 = calls.requests > 0 ? (100 * calls.summarizerCalls) / calls.requests : 0;
     const bills = BILLS.map((b) => economyOfViews(replay, b.rules, b.model, { countMessage: count }));
     printWorkload(w.name, replay, bills, log);
-    figures.push({ workload: w.name, budget, systems: replay.systems.map((s, i) => ({ name: s.name, sent: s.views.length, overBudget: s.overBudgetRequests, failed: s.failedRequests, bills: bills.map((b) => ({ model: b.model.model, cachedShare: b.systems[i].cachedShare, cost: b.systems[i].cost, costWithoutCache: b.systems[i].costWithoutCache })) })) });
+    log(`  ${withSummaries.name}: ${calls.summarizerCalls} summarizer calls (${calls.summaries} summaries) over ${calls.requests} requests = ${per100.toFixed(1)} per 100 turns`);
+    figures.push({ workload: w.name, budget, summarizerCallsPer100Turns: per100, summaries: calls.summaries, systems: replay.systems.map((s, i) => ({ name: s.name, sent: s.views.length, overBudget: s.overBudgetRequests, failed: s.failedRequests, bills: bills.map((b) => ({ model: b.model.model, cachedShare: b.systems[i].cachedShare, cost: b.systems[i].cost, costWithoutCache: b.systems[i].costWithoutCache })) })) });
     log(`  (${modelRequestEnds(w.messages).length} requests replayed in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
     if (w.name.startsWith('corpus')) {
       replay.systems.forEach((s, i) => {

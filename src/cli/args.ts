@@ -4,11 +4,16 @@ import { PROFILES } from '../formats/profiles.js';
 import { DEFAULT_COLLAPSE_MIN_CHARS, DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST, type ToolOutputTrim } from '../runtime/options.js';
 import { CliError } from './cli-error.js';
 
-/** The subcommands that read messages. */
-export type CommandName = 'compress' | 'validate';
+/** The subcommands: two read messages, `serve` runs the proxy. */
+export type CommandName = 'compress' | 'validate' | 'serve';
 
 /** The commands, in the order help lists them. */
-export const COMMANDS: readonly CommandName[] = ['compress', 'validate'];
+export const COMMANDS: readonly CommandName[] = ['compress', 'validate', 'serve'];
+
+/** `a, b or c`: how messages list the commands and choices. */
+export function listOr(words: readonly string[]): string {
+  return words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+}
 
 /** What the commands read from the command line, checked. Absent means the library's default. */
 export interface CliOptions {
@@ -26,6 +31,18 @@ export interface CliOptions {
   /** Do not print repairs and warnings on standard error. */
   quiet: boolean;
   summarizer: SummarizerChoice;
+  /** serve: the upstream base URL, and where and how the proxy listens, stores, logs. */
+  upstream?: string;
+  port?: number;
+  host?: string;
+  store?: string;
+  config?: string;
+  upstreamKeyEnv?: string;
+  tenantHeader?: string;
+  chatIdHeader?: string;
+  maxBodyBytes?: number;
+  upstreamTimeoutMs?: number;
+  logLevel?: string;
 }
 
 /** Who writes summaries during `compress`: nobody, the offline extractive summarizer, or an LLM endpoint. */
@@ -34,9 +51,9 @@ export type SummarizerChoice = 'none' | 'extractive' | 'llm';
 /** The `--summarizer` values accepted. */
 export const SUMMARIZER_CHOICES: readonly SummarizerChoice[] = ['none', 'extractive', 'llm'];
 
-/** The options before any flag is applied. */
-export function defaultCliOptions(): CliOptions {
-  return { format: 'auto', repair: true, pretty: false, quiet: false, summarizer: 'none' };
+/** The options before any flag is applied (serve summarizes in the background by default, with the extractive summarizer). */
+export function defaultCliOptions(command: CommandName = 'compress'): CliOptions {
+  return { format: 'auto', repair: true, pretty: false, quiet: false, summarizer: command === 'serve' ? 'extractive' : 'none' };
 }
 
 /**
@@ -60,13 +77,25 @@ export interface FlagSpec {
 const INTEGER = /^\d+$/;
 
 
-function integer(flag: string, raw: string | undefined, min: 0 | 1): number {
+function integer(flag: string, raw: string | undefined, min: 0 | 1, max = Number.MAX_SAFE_INTEGER): number {
   const n = raw !== undefined && INTEGER.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min) {
-    throw new CliError(`--${flag} must be a ${min === 1 ? 'positive' : 'non-negative'} integer, got ${JSON.stringify(raw ?? '')}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max < Number.MAX_SAFE_INTEGER ? `an integer from ${min} to ${max}` : `a ${min === 1 ? 'positive' : 'non-negative'} integer`;
+    throw new CliError(`--${flag} must be ${range}, got ${JSON.stringify(raw ?? '')}`);
   }
   return n;
 }
+
+function text(flag: string, raw: string | undefined, what: string): string {
+  if (raw === undefined || raw === '') throw new CliError(`--${flag} needs ${what}, got ""`);
+  return raw;
+}
+
+/** The `--log-level` values (pino's levels). */
+export const LOG_LEVEL_CHOICES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** The `--store` forms. */
+const STORE_FORMS = 'sqlite:PATH, redis://HOST:PORT or memory';
 
 /** The `--format` values accepted: the formats that ship, and `auto`. */
 export const FORMAT_CHOICES: readonly (FormatName | 'auto')[] = [...SUPPORTED_FORMATS, 'auto'];
@@ -77,8 +106,8 @@ function format(raw: string | undefined): FormatName | 'auto' {
   return found;
 }
 
-/** Every flag of every command. Help lists them in this order. */
-export const FLAGS: readonly FlagSpec[] = [
+/** The flags of the commands that read messages. */
+const READING_FLAGS: readonly FlagSpec[] = [
   {
     long: 'max-tokens', value: { name: 'N' }, commands: ['compress'], fallback: 'no limit',
     summary: 'token budget for the view, request overhead included; if the head, system messages and the kept tail (--keep-last, with the last user turn) alone exceed it, ctxfold.overBudget is true',
@@ -151,6 +180,115 @@ export const FLAGS: readonly FlagSpec[] = [
   },
 ];
 
+/** A flag of compress that serve takes as it is. */
+const asUnderServe = (long: string): FlagSpec => ({ ...READING_FLAGS.find((f) => f.long === long)!, commands: ['serve'] });
+
+/** The flags of serve, in the order its help lists them. */
+const SERVE_FLAGS: readonly FlagSpec[] = [
+  {
+    long: 'upstream', value: { name: 'URL' }, commands: ['serve'],
+    summary: 'required: base URL of the API to forward to, with its version, as an SDK\'s baseURL (https://api.openai.com/v1, http://127.0.0.1:8000/v1); the proxy\'s /v1/PATH goes to URL/PATH',
+    apply: (o, raw) => { o.upstream = text('upstream', raw, 'a URL'); },
+  },
+  {
+    long: 'port', value: { name: 'N' }, commands: ['serve'], fallback: '8787',
+    summary: 'port to listen on; 0 picks a free one (the bound URL is printed on standard output)',
+    apply: (o, raw) => { o.port = integer('port', raw, 0, 65_535); },
+  },
+  {
+    long: 'host', value: { name: 'ADDR' }, commands: ['serve'], fallback: '127.0.0.1',
+    summary: 'address to listen on (0.0.0.0: every interface)',
+    apply: (o, raw) => { o.host = text('host', raw, 'an address'); },
+  },
+  {
+    long: 'max-tokens', value: { name: 'N' }, commands: ['serve'], fallback: 'none: histories of such models are repaired, never cut',
+    summary: 'context window of a model that neither --config nor ctxfold\'s table of known models has (each request\'s max_tokens is kept free for the reply)',
+    apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
+  },
+  {
+    long: 'config', value: { name: 'FILE' }, commands: ['serve'], fallback: 'none',
+    summary: 'JSON file of per-model limits, first in precedence: {"models": {"gpt-4o": {"maxContextTokens": 128000, "compressionThresholdTokens": 90000}}}',
+    apply: (o, raw) => { o.config = text('config', raw, 'a file'); },
+  },
+  {
+    long: 'threshold', value: { name: 'N' }, commands: ['serve'], fallback: '75% of each model\'s window',
+    summary: 'after a response, summarize the chat in the background once its history reaches N tokens',
+    apply: (o, raw) => { o.threshold = integer('threshold', raw, 1); },
+  },
+  asUnderServe('keep-first'),
+  {
+    long: 'keep-last', value: { name: 'N' }, commands: ['serve'], fallback: String(DEFAULT_KEEP_LAST),
+    summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups',
+    apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
+  },
+  {
+    long: 'trim-tool-output', value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ }, commands: ['serve'], fallback: 'off',
+    summary: `when a history is over its window, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`,
+    apply: (o, raw) => { o.trimToolOutput = raw === undefined ? true : { minChars: integer('trim-tool-output', raw, 0) }; },
+  },
+  asUnderServe('model'),
+  asUnderServe('no-repair'),
+  {
+    long: 'store', value: { name: 'SPEC' }, commands: ['serve'], fallback: 'sqlite:./ctxfold.db',
+    summary: `where summaries live: ${STORE_FORMS} (Redis for several proxy processes)`,
+    apply: (o, raw) => {
+      const spec = text('store', raw, STORE_FORMS);
+      if (spec !== 'memory' && !/^sqlite:.+/.test(spec) && !/^rediss?:\/\/[^/\s]/.test(spec)) throw new CliError(`--store must be ${STORE_FORMS}, got ${JSON.stringify(spec)}`);
+      o.store = spec;
+    },
+  },
+  {
+    long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') }, commands: ['serve'], fallback: 'extractive',
+    summary: 'who writes the background summaries; llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL; none: views are cut, never summarized',
+    apply: (o, raw) => {
+      const found = SUMMARIZER_CHOICES.find((c) => c === raw);
+      if (!found) throw new CliError(`--summarizer must be one of ${SUMMARIZER_CHOICES.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
+      o.summarizer = found;
+    },
+  },
+  {
+    long: 'upstream-key-env', value: { name: 'NAME' }, commands: ['serve'], fallback: 'forward the caller\'s key',
+    summary: 'the proxy holds the upstream key: read it from environment variable NAME and send it on every request in place of the caller\'s; tenants then come from --tenant-header',
+    apply: (o, raw) => {
+      const name = text('upstream-key-env', raw, 'an environment variable name');
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new CliError(`--upstream-key-env must be an environment variable name (letters, digits, _), got ${JSON.stringify(name)}`);
+      o.upstreamKeyEnv = name;
+    },
+  },
+  {
+    long: 'tenant-header', value: { name: 'NAME' }, commands: ['serve'], fallback: 'x-ctxfold-tenant',
+    summary: 'header that names the tenant (chats of different tenants never share state); without --upstream-key-env it only splits a caller key\'s chats further',
+    apply: (o, raw) => { o.tenantHeader = text('tenant-header', raw, 'a header name').toLowerCase(); },
+  },
+  {
+    long: 'chat-id-header', value: { name: 'NAME' }, commands: ['serve'], fallback: 'x-ctxfold-chat-id',
+    summary: 'header that names the chat, read before x-ctxfold-chat-id (Open WebUI forwards x-openwebui-chat-id)',
+    apply: (o, raw) => { o.chatIdHeader = text('chat-id-header', raw, 'a header name').toLowerCase(); },
+  },
+  {
+    long: 'max-body-bytes', value: { name: 'N' }, commands: ['serve'], fallback: String(32 * 1024 * 1024),
+    summary: 'largest request body accepted; a larger one is answered 413',
+    apply: (o, raw) => { o.maxBodyBytes = integer('max-body-bytes', raw, 1); },
+  },
+  {
+    long: 'upstream-timeout-ms', value: { name: 'N' }, commands: ['serve'], fallback: '600000',
+    summary: 'longest the upstream may stay silent (before answering, or between two chunks of a stream); then 504, or the stream is cut',
+    apply: (o, raw) => { o.upstreamTimeoutMs = integer('upstream-timeout-ms', raw, 1); },
+  },
+  {
+    long: 'log-level', value: { name: 'LEVEL' }, commands: ['serve'], fallback: 'info',
+    summary: `JSON log lines on standard error from this level: ${LOG_LEVEL_CHOICES.join(', ')}`,
+    apply: (o, raw) => {
+      const found = LOG_LEVEL_CHOICES.find((l) => l === raw);
+      if (!found) throw new CliError(`--log-level must be one of ${LOG_LEVEL_CHOICES.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
+      o.logLevel = found;
+    },
+  },
+];
+
+/** Every flag of every command. Help lists each command's in this order. */
+export const FLAGS: readonly FlagSpec[] = [...READING_FLAGS, ...SERVE_FLAGS];
+
 /** What the command line asks for. */
 export type Invocation =
   | { readonly kind: 'help'; readonly command?: CommandName }
@@ -162,30 +300,31 @@ const isCommand = (word: string): word is CommandName => (COMMANDS as readonly s
 function commandFrom(word: string | undefined, context: string): CommandName {
   if (word !== undefined && isCommand(word)) return word;
   const got = word === undefined ? '' : `, got ${JSON.stringify(word)}`;
-  throw new CliError(`${context}: expected ${COMMANDS.join(' or ')}${got} (see ctxfold --help)`);
+  throw new CliError(`${context}: expected ${listOr(COMMANDS)}${got} (see ctxfold --help)`);
 }
 
+/** The command's own spec of a flag (a flag may mean a little differently under serve, with its own help line). */
 function findFlag(command: CommandName, word: string): FlagSpec {
   const byName = (f: FlagSpec) => (word.startsWith('--') ? `--${f.long}` === word : f.short !== undefined && `-${f.short}` === word);
-  const spec = FLAGS.find(byName);
-  if (!spec) throw new CliError(`unknown option ${word} (see ctxfold ${command} --help)`);
-  if (!spec.commands.includes(command)) throw new CliError(`${word} is not an option of ${command} (see ctxfold ${command} --help)`);
-  return spec;
+  const spec = FLAGS.find((f) => byName(f) && f.commands.includes(command));
+  if (spec) return spec;
+  if (!FLAGS.some(byName)) throw new CliError(`unknown option ${word} (see ctxfold ${command} --help)`);
+  throw new CliError(`${word} is not an option of ${command} (see ctxfold ${command} --help)`);
 }
 
 /**
- * Reads `ctxfold COMMAND [options] [FILE|-]`, `ctxfold help [COMMAND]`, `--help` and `--version`.
+ * Reads `ctxfold COMMAND [options] [FILE|-]` (`serve` takes no FILE), `ctxfold help [COMMAND]`, `--help` and `--version`.
  * Throws a `CliError` (exit 2) naming the flag and what was wrong; never returns half-checked options.
  */
 export function parseArgs(argv: readonly string[]): Invocation {
   const [first, ...rest] = argv;
-  if (first === undefined) throw new CliError(`missing command: expected ${COMMANDS.join(' or ')} (see ctxfold --help)`);
+  if (first === undefined) throw new CliError(`missing command: expected ${listOr(COMMANDS)} (see ctxfold --help)`);
   if (first === '-h' || first === '--help') return { kind: 'help' };
   if (first === '--version') return { kind: 'version' };
   if (first === 'help') return rest.length === 0 ? { kind: 'help' } : { kind: 'help', command: commandFrom(rest[0], 'help') };
   const command = commandFrom(first, 'unknown command');
 
-  const options = defaultCliOptions();
+  const options = defaultCliOptions(command);
   const files: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const word = rest[i];
@@ -216,6 +355,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     }
     spec.apply(options, raw);
   }
+  if (command === 'serve' && files.length > 0) throw new CliError(`serve reads no FILE, got ${JSON.stringify(files[0])} (see ctxfold serve --help)`);
   if (files.length > 1) throw new CliError(`expected at most one FILE, got ${files.map((f) => JSON.stringify(f)).join(' and ')}`);
   return { kind: 'run', command, file: files[0], options };
 }

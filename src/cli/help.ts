@@ -4,7 +4,18 @@ import { EXIT } from './cli-error.js';
 const PURPOSE: Record<CommandName, string> = {
   compress: 'fit each history into the token budget without breaking tool calling',
   validate: "check each history against the provider's tool-calling rules",
+  serve: 'run an OpenAI-compatible proxy that folds every request\'s history to the model\'s window',
 };
+
+/** How each command is invoked. */
+const SYNOPSIS: Record<CommandName, string> = {
+  compress: 'ctxfold compress [options] [FILE|-]',
+  validate: 'ctxfold validate [options] [FILE|-]',
+  serve: 'ctxfold serve --upstream URL [options]',
+};
+
+/** The commands that read messages from FILE or standard input. */
+const READS_INPUT: readonly CommandName[] = ['compress', 'validate'];
 
 function flagLabel(f: FlagSpec): string {
   const names = f.short ? `-${f.short}, --${f.long}` : `--${f.long}`;
@@ -48,6 +59,7 @@ const IO = [
 ];
 
 const CTXFOLD_FIELD: Record<CommandName, readonly string[]> = {
+  serve: [],
   compress: [
     '  compress: "messages" is the view to send; "ctxfold" is the report (tokensBefore, tokensAfter,',
     '    overBudget, dropped, collapsed, repaired, summarize, notes, ...).',
@@ -58,10 +70,24 @@ const CTXFOLD_FIELD: Record<CommandName, readonly string[]> = {
   ],
 };
 
+const SERVE = [
+  'serve:',
+  '  Routes: POST /v1/chat/completions, POST /v1/responses, POST /v1/messages (Anthropic) have their',
+  '  history folded to the model\'s window, every other field and the answer (streams chunk by chunk)',
+  '  pass through; GET /v1/models is passed through; GET /healthz, GET /metrics (Prometheus); any other',
+  '  path is a 404. A model\'s window: --config, else ctxfold\'s table of known models, else --max-tokens.',
+  '  Chat: header --chat-id-header or x-ctxfold-chat-id, else metadata.chat_id, else user, else a',
+  '  fingerprint of the opening;',
+  '  always inside the tenant (a hash of the caller\'s API key, or --tenant-header with --upstream-key-env).',
+  '  Prints "ctxfold serve listening on http://HOST:PORT" on standard output once it listens; logs JSON',
+  '  lines on standard error. SIGINT or SIGTERM: stops accepting, finishes in-flight requests, drains the',
+  '  summary jobs, exits 0. More in docs/proxy.md.',
+];
+
 const EXIT_CODES = [
   'Exit codes:',
   ...table([
-    [String(EXIT.ok), 'success (validate: every history is valid)'],
+    [String(EXIT.ok), 'success (validate: every history is valid; serve: stopped cleanly on SIGINT or SIGTERM)'],
     [String(EXIT.violations), 'validate found a violation in at least one history'],
     [String(EXIT.usage), 'bad input or usage; one line on standard error says where, nothing is written to standard output'],
     [String(EXIT.internal), 'internal error; set CTXFOLD_DEBUG=1 to print its stack trace'],
@@ -76,7 +102,7 @@ function commandSection(command: CommandName): string[] {
 export function helpText(version: string, command?: CommandName): string {
   const commands = command ? [command] : COMMANDS;
   const usage = [
-    ...commands.map((c) => [`ctxfold ${c} [options] [FILE|-]`, PURPOSE[c]] as const),
+    ...commands.map((c) => [SYNOPSIS[c], PURPOSE[c]] as const),
     ...(command ? [] : [['ctxfold help [COMMAND]', 'show this help, or one command\'s'] as const, ['ctxfold --version', 'print the version'] as const]),
   ];
   const lines = [
@@ -86,11 +112,10 @@ export function helpText(version: string, command?: CommandName): string {
     ...table(usage),
     '',
     ...commands.flatMap((c) => [...commandSection(c), '']),
-    '  An option takes its value as the next word or after "=" (--format=openai). "--" ends the options.',
-    ...(commands.includes('compress') ? ['  --trim-tool-output takes the next word only when it is a number.'] : []),
-    '',
-    ...IO,
-    ...commands.flatMap((c) => CTXFOLD_FIELD[c]),
+    `  An option takes its value as the next word or after "=" (${command === 'serve' ? '--port=8080' : '--format=openai'}). "--" ends the options.`,
+    ...(commands.includes('compress') || commands.includes('serve') ? ['  --trim-tool-output takes the next word only when it is a number.'] : []),
+    ...(commands.some((c) => READS_INPUT.includes(c)) ? ['', ...IO, ...commands.flatMap((c) => CTXFOLD_FIELD[c])] : []),
+    ...(commands.includes('serve') ? ['', ...SERVE] : []),
     '',
     ...EXIT_CODES,
     '',

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `ctxfold compress|validate [options] [FILE|-]`: parse the command line, read and split the
- * input, run the command, write the result in the input's shape. Every failure a user can fix is
+ * input, run the command, write the result in the input's shape. `ctxfold serve` runs the proxy
+ * until SIGINT or SIGTERM. Every failure a user can fix is
  * one stderr line and exit 2; anything else is an internal error (exit 70).
  */
 import { parseArgs } from './args.js';
@@ -25,6 +26,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   }
   const { command, file, options } = invocation;
+  // Loaded on demand: only serve needs the HTTP server, the metrics and the logger.
+  if (command === 'serve') return (await import('./serve-command.js')).runServe(options);
   if (file === undefined && process.stdin.isTTY) {
     throw new CliError(`no input: give a FILE, "-", or pipe JSON into ctxfold ${command} (see ctxfold --help)`);
   }

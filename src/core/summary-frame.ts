@@ -17,3 +17,12 @@ export function collapsedPlaceholder(chars: number): string {
 export function omittedNoteText(droppedMessages: number): string {
   return `[${droppedMessages} earlier messages of this conversation were left out to fit the context window]`;
 }
+
+/**
+ * The line added under a summary when recall is on: which of the summarized messages the model
+ * can read again, by number (`#1`..`#n`, oldest first), and with which tool. A pure function of
+ * its arguments, so the summary's text stays byte-identical between requests for one summary.
+ */
+export function recallNoteText(toolName: string, coveredMessages: number): string {
+  return `[Recall: the original text of the ${coveredMessages} summarized messages (#1-#${coveredMessages}, oldest first) can be read again with the ${toolName} tool, by ids (e.g. ["#${coveredMessages}"]) or by a query]`;
+}

@@ -14,8 +14,17 @@ import { checkCompressorOptions, planOptionsOf, type CompressOptions, type Resol
 import type { FormatName } from '../formats/lens.js';
 import { profileFor } from '../formats/profiles.js';
 import type { Profile } from '../core/validate/validate.js';
-import { ChatScheduler, type TriggerOutcome } from './scheduler.js';
-import { runSummaryJob, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
+import { ChatScheduler, type ChatJob, type TriggerOutcome } from './scheduler.js';
+import { hasLeases } from '../store/lease.js';
+import { leasedJob, type StoreJob, type SummarySkippedEvent } from './lease-job.js';
+import { runSummaryJob, type CoveredMessage, type SummaryDoneEvent, type SummaryStaleEvent, type SummaryStartEvent } from './summary-job.js';
+import { keepNewestLines } from '../core/summary-fit.js';
+import { hasOriginals } from '../recall/originals.js';
+import { resolveRecallOption, type RecallOptions } from '../recall/options.js';
+import { originalRecords } from '../recall/records.js';
+import { recallToolToCount, toolsWithRecall } from '../recall/request-tool.js';
+import { resolveRecall, type RecallAnswer } from '../recall/resolve.js';
+import { keepingRecallNote, recallNoteSuffix } from '../recall/summary-note.js';
 
 /** Options of `createCompressor`: planning options plus where state lives and who summarizes. */
 export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary' | 'historyCache' | 'chatId' | 'tools' | 'responseFormat' | 'instructions'> {
@@ -42,6 +51,25 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
    * ratio (never raised). Default false: usage is still read and reported (`stats().calibration`).
    */
   calibrate?: boolean;
+  /**
+   * Recall (off by default): the store keeps the original messages each summary replaces (it must
+   * keep originals: `MemoryStore`, `SqliteStore`), the summary tells the model their numbers, and
+   * `compress` adds the `ctxfold_recall` tool to the request's tools (`result.tools`, counted in
+   * the budget). `compressor.recall.answer(chatId, args)` answers a call; the OpenAI adapter
+   * answers them itself. `{ maxTokens }` bounds one answer (default 2000, at most 1/8 of the
+   * window), `{ rounds }` the calls an adapter answers per request (default 3). See docs/recall.md.
+   */
+  recall?: boolean | RecallOptions;
+}
+
+/** Recall as a compressor with `recall` on offers it: its settings and the resolver on its store. */
+export interface CompressorRecall {
+  /** Tokens one answer takes at most. */
+  readonly maxTokens: number;
+  /** Recall calls an adapter answers per application request before it returns the response. */
+  readonly rounds: number;
+  /** Answers one `ctxfold_recall` call of a chat (`resolveRecall` on this compressor's store and counter); never throws for bad arguments. */
+  answer(chatId: string, args: unknown): Promise<RecallAnswer>;
 }
 
 /** Fields of a request that change what fits: the reply's reserve, tool definitions, a response schema. */
@@ -57,6 +85,8 @@ export interface RequestExtras {
   readonly max_output_tokens?: unknown;
   readonly tools?: unknown;
   readonly response_format?: unknown;
+  /** `false`: no recall tool or note for this request (an adapter that cannot answer recall calls on this path); default: the compressor's `recall`. */
+  readonly recall?: boolean;
 }
 
 /** What an adapter read from the model's response (all optional). */
@@ -79,6 +109,8 @@ export interface CompressorEvents {
   'summary:done': SummaryDoneEvent;
   'summary:failed': { readonly chatId: string; readonly error: unknown };
   'summary:stale': SummaryStaleEvent;
+  /** A job was not run: another process holds the chat's lease (stores with leases, e.g. `RedisStore`). */
+  'summary:skipped': SummarySkippedEvent;
   /** A response carried the provider's input token count: ctxfold's estimate against it. */
   calibration: CalibrationSample;
   /** Something the operator should know: a request without a chat id (once), a store that failed. */
@@ -93,8 +125,25 @@ export interface CompressorStats {
   readonly summariesDone: number;
   readonly summariesFailed: number;
   readonly summariesStale: number;
+  /** Jobs not run because another process held the chat's lease (stores with leases, e.g. `RedisStore`). */
+  readonly summariesSkipped: number;
   /** Responses whose usage was read, and per model the mean ratio of ctxfold's estimate to the billed input tokens. */
   readonly calibration: CalibrationStats;
+  /** Summary jobs right now, for a queue-depth gauge (absent on a stand-in that has no scheduler yet). */
+  readonly jobs?: CompressorJobStats;
+}
+
+/**
+ * Summary jobs of one compressor at this moment, and how triggers were taken since creation.
+ * `waiting + running` is never more than two per chat (one running, one follow-up).
+ */
+export interface CompressorJobStats {
+  /** Jobs asked for and not started yet: waiting for a concurrency slot, or a chat's follow-up waiting for its running job. */
+  readonly waiting: number;
+  /** Jobs whose work is running (a job past its time limit counts until its work settles). */
+  readonly running: number;
+  /** Triggers that found their chat's job busy and were folded into its follow-up (the chat's lock was held). */
+  readonly coalesced: number;
 }
 
 /** What `createCompressor` returns. */
@@ -105,7 +154,9 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
    * The view for this chat now, using its stored summary when it still matches. Never waits for a
    * summarizer. `request` (optional) brings the reply's `max_tokens` and the tools to account for.
    */
-  compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M>>;
+  compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M> & { readonly tools?: unknown[] }>;
+  /** Present when `recall` is on: its settings and the resolver (see `CompressorOptions.recall`). */
+  readonly recall?: CompressorRecall;
   /**
    * What an adapter calls once the model answered a view from `compress`: records the provider's
    * billed input tokens against the view's count (calibration) and, when the plan asked for one,
@@ -157,6 +208,10 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     historyCache,
   };
   const store = o.store ?? new MemoryStore();
+  const recall = resolveRecallOption(o.recall, plan.maxContextTokens);
+  if (recall && !hasOriginals(store)) {
+    throw new InputError('options.recall', 'needs a store that keeps originals (putOriginals, getOriginals, searchOriginals: MemoryStore, SqliteStore); this store has none');
+  }
   const summarizer = o.summarizer === undefined ? createExtractiveSummarizer() : o.summarizer;
   // A stored summary too large for a view's room is shortened by its summarizer's own rule.
   if (summarizer?.shorten) planning.shortenSummary = (text, maxTokens) => summarizer.shorten!(text, maxTokens);
@@ -164,24 +219,45 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   events.setMaxListeners(0);
   const failures: unknown[] = [];
   const calibration = new Calibration();
-  const counters = { storeFailures: 0, summariesStarted: 0, summariesDone: 0, summariesFailed: 0, summariesStale: 0 };
+  const counters = { storeFailures: 0, summariesStarted: 0, summariesDone: 0, summariesFailed: 0, summariesStale: 0, summariesSkipped: 0 };
   events.on('summary:start', () => counters.summariesStarted++);
   events.on('summary:done', () => counters.summariesDone++);
   events.on('summary:failed', () => counters.summariesFailed++);
   events.on('summary:stale', () => counters.summariesStale++);
+  events.on('summary:skipped', () => counters.summariesSkipped++);
   const emit = <E extends keyof CompressorEvents>(event: E, payload: CompressorEvents[E]) => {
     events.emit(event, payload);
   };
 
+  // Job counts for stats().jobs: a chat is waiting from its trigger until its job's work starts.
+  const waiting = new Set<string>();
+  const followUps = new Set<string>();
+  const jobCounts = { running: 0, coalesced: 0 };
+  // A job may start inside `trigger` itself (a free concurrency slot): it never waited then.
+  const triggering = { chatId: undefined as string | undefined, ranAtOnce: false };
+  const started = (chatId: string) => {
+    if (chatId === triggering.chatId) triggering.ranAtOnce = true;
+    else if (!waiting.delete(chatId)) followUps.delete(chatId);
+    jobCounts.running++;
+  };
+
+  const fold: StoreJob<unknown[]> = (jobStore, chatId, messages, signal) => runSummaryJob({
+    store: jobStore,
+    summarizer: summarizer!,
+    planning,
+    onStart: (e) => emit('summary:start', e),
+    onDone: (e) => emit('summary:done', e),
+    onStale: (e) => emit('summary:stale', e),
+    onCovered: recall ? saveOriginals : undefined,
+  }, chatId, messages, signal);
+  // A store that grants leases (RedisStore): each job runs only under its chat's lease, so
+  // processes sharing the store never fold one chat at once; a chat leased elsewhere is skipped.
+  const job: ChatJob<unknown[]> = hasLeases(store)
+    ? leasedJob(store, fold, { onSkipped: (e) => emit('summary:skipped', e) })
+    : (chatId, messages, signal) => fold(store, chatId, messages, signal);
+
   const scheduler = new ChatScheduler<unknown[]>(
-    (chatId, messages, signal) => runSummaryJob({
-      store,
-      summarizer: summarizer!,
-      planning,
-      onStart: (e) => emit('summary:start', e),
-      onDone: (e) => emit('summary:done', e),
-      onStale: (e) => emit('summary:stale', e),
-    }, chatId, messages, signal),
+    (chatId, messages, signal) => (started(chatId), job(chatId, messages, signal).finally(() => { jobCounts.running--; })),
     { concurrency: o.concurrency, jobTimeoutMs: o.jobTimeoutMs },
     {
       onError: (chatId, error) => {
@@ -190,6 +266,15 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       },
     },
   );
+
+  /** Keeps the originals a committed summary replaced; a failure is a warning, never a failed summary. */
+  async function saveOriginals(chatId: string, covered: readonly CoveredMessage[]): Promise<void> {
+    try {
+      if (hasOriginals(store)) await store.putOriginals(chatId, originalRecords(covered));
+    } catch (error) {
+      emit('warning', { code: 'recall-save-failed', chatId, error, message: `putOriginals failed: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
 
   /** The model a request names, for calibration ("default" when it names none). */
   const modelOf = (request: RequestExtras | undefined): string => (typeof request?.model === 'string' && request.model !== '' ? request.model : o.model ?? 'default');
@@ -235,7 +320,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     };
   }
 
-  async function compress<M>(chatId: string, given: M[], request?: RequestExtras): Promise<CompressResult<M>> {
+  async function compress<M>(chatId: string, given: M[], request?: RequestExtras): Promise<CompressResult<M> & { readonly tools?: unknown[] }> {
     if (typeof chatId !== 'string' || chatId === '') throw new InputError('chatId', `must be a non-empty string, got ${JSON.stringify(chatId)}`);
     if (!Array.isArray(given)) throw new InputError('messages', `must be an array of messages, got ${given === null ? 'null' : typeof given}`);
     // The request is planned on the history as it is now, even if the caller's array changes
@@ -254,14 +339,21 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       counters.storeFailures++;
       emit('warning', { code: 'store-unavailable', chatId, error, message: `store.get failed: ${error instanceof Error ? error.message : String(error)}` });
     }
+    // Recall on: the tool's definition is counted with the request's tools, and the summary
+    // carries a note naming what can be recalled (kept whole when the summary is shortened).
+    const recallTool = recall && request?.recall !== false ? recallToolToCount(request?.format ?? format) : undefined;
+    const planned = forRequest(recallTool ? { ...request, tools: [...(Array.isArray(request?.tools) ? request.tools : []), recallTool] } : request);
     const analysis = analyzeContext(messages, {
-      ...forRequest(request),
+      ...planned,
+      ...(recallTool ? { shortenSummary: keepingRecallNote(planned.shortenSummary ?? ((text, max) => keepNewestLines(text, max, counter.text)), counter.text) } : {}),
       chatId,
       recalled,
-      summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
+      summary: state ? { text: recallTool ? state.summary + recallNoteSuffix(state.coveredIds.length) : state.summary, coveredIds: state.coveredIds } : undefined,
     });
-    const result = { messages: analysis.messages, report: analysis.report };
+    const tools = recallTool ? toolsWithRecall(request?.tools, analysis.report.format) : undefined;
+    const result = { messages: analysis.messages, report: analysis.report, ...(tools ? { tools } : {}) };
     const { report } = result;
+    if (recallTool) (report.notes as string[]).push(tools ? 'recall: the ctxfold_recall tool was added to the request\'s tools (result.tools)' : `recall: no recall tool definition for format ${report.format}; none added`);
     if (storeFailed) (report.notes as string[]).push('the store did not answer: served the best valid view without the stored summary');
     if (!report.summary.applied && report.droppedCounts.budget > 0) {
       (report.notes as string[]).push('no usable summary yet: served the best valid view without one (older groups dropped whole)');
@@ -274,7 +366,16 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     if (!summarizer || threshold === undefined) return 'not-needed';
     // The job works on the history as it is now: the caller may edit or replace its messages
     // while the job runs, and the ids it commits must be those of what it summarized.
-    return scheduler.trigger(chatId, messages.slice());
+    triggering.chatId = chatId;
+    triggering.ranAtOnce = false;
+    const outcome = scheduler.trigger(chatId, messages.slice());
+    triggering.chatId = undefined;
+    if (outcome === 'started' && !triggering.ranAtOnce) waiting.add(chatId);
+    else if (outcome === 'coalesced') {
+      followUps.add(chatId);
+      jobCounts.coalesced++;
+    }
+    return outcome;
   }
 
   function afterResponse(chatId: string, messages: readonly unknown[], report: CompressResult<unknown>['report'], response?: ResponseFacts): void {
@@ -293,14 +394,23 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       return async (request: R): Promise<Res> => {
         if (!request || !Array.isArray(request.messages)) throw new InputError('request.messages', 'must be an array of messages');
         const chatId = chatIdOf(request);
-        const { messages, report } = await compress(chatId, request.messages, request as RequestExtras);
-        const response = await handler({ ...request, messages });
+        const { messages, report, tools } = await compress(chatId, request.messages, request as RequestExtras);
+        const response = await handler({ ...request, messages, ...(tools ? { tools } : {}) });
         afterResponse(chatId, request.messages, report, { billedInputTokens: billedInputTokens(response), model: modelOf(request as RequestExtras) });
         return response;
       };
     },
     compress,
     afterResponse,
+    ...(recall ? {
+      recall: {
+        maxTokens: recall.maxTokens,
+        rounds: recall.rounds,
+        answer: (chatId: string, args: unknown) => (hasOriginals(store)
+          ? resolveRecall(store, chatId, args, { maxTokens: recall.maxTokens, countTokens: counter.text })
+          : Promise.reject(new InputError('options.recall', 'the store keeps no originals'))),
+      },
+    } : {}),
     schedule(chatId, messages) {
       const { report } = analyzeContext(messages, { ...planning, chatId });
       return report.summarize ? schedule(chatId, messages) : 'not-needed';
@@ -314,9 +424,12 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     },
     async close(graceMs?: number) {
       await scheduler.close(graceMs);
+      // A closed scheduler starts nothing more: what was still waiting never will.
+      waiting.clear();
+      followUps.clear();
       await store.close();
     },
-    stats: () => ({ ...counters, calibration: calibration.stats() }),
+    stats: () => ({ ...counters, calibration: calibration.stats(), jobs: { waiting: waiting.size + followUps.size, running: jobCounts.running, coalesced: jobCounts.coalesced } }),
     on(event, listener) {
       events.on(event, listener as (payload: unknown) => void);
       return () => events.off(event, listener as (payload: unknown) => void);

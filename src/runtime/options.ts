@@ -110,6 +110,9 @@ const compressorSchema = z.strictObject({
   historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
   calibrate: z.boolean({ error: (issue) => `must be true or false, got ${describe(issue.input)}` }).optional(),
   provider: z.string({ error: (issue) => `must be a provider profile name, got ${describe(issue.input)}` }).optional(),
+  recall: z.union([z.boolean(), z.strictObject({ maxTokens: integer(1), rounds: integer(0) })], {
+    error: (issue) => `must be true, false or { maxTokens, rounds }, got ${describe(issue.input)}`,
+  }).optional(),
 });
 
 /** The names an option is often mistaken for, and what it is called here. */

@@ -64,6 +64,17 @@ export interface SummaryStaleEvent {
   readonly expectedVersion: number;
 }
 
+/** A message a committed summary newly covers, as the job read it (for keeping its original). */
+export interface CoveredMessage {
+  /** Its id, as listed in the committed state's `coveredIds`. */
+  readonly id: string;
+  /** Its position in the history the job summarized. */
+  readonly index: number;
+  /** What the format's lens reads of it (call names filled in on results). */
+  readonly entry: TranscriptEntry;
+  readonly message: unknown;
+}
+
 /** What a summary job needs. */
 export interface SummaryJobContext {
   readonly store: StateStore;
@@ -73,6 +84,8 @@ export interface SummaryJobContext {
   readonly onStart?: (e: SummaryStartEvent) => void;
   readonly onDone?: (e: SummaryDoneEvent) => void;
   readonly onStale?: (e: SummaryStaleEvent) => void;
+  /** Called (and awaited) right after a successful commit, before `onDone`, with the messages the summary newly covers, in order. */
+  readonly onCovered?: (chatId: string, covered: readonly CoveredMessage[]) => void | Promise<void>;
   /** Clock for timestamps (ISO strings). */
   readonly now?: () => string;
 }
@@ -161,6 +174,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     ctx.onStale?.({ chatId, expectedVersion: baseVersion });
     return;
   }
+  await ctx.onCovered?.(chatId, entries.map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
   ctx.onDone?.({
     chatId, version: next.version, coveredIds, newlyCovered: coveredIds.slice(start - head), tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
     ...(allowedTokens === undefined ? {} : { allowedTokens }),

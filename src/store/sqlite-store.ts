@@ -2,7 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { InputError, StoreError } from '../errors.js';
+import type { OriginalRecord, OriginalsStore } from '../recall/originals.js';
 import { assertCommittable } from './commit-rules.js';
+import { createOriginalsTables, SqliteOriginals } from './sqlite-originals.js';
 import type { ChatState, StateStore } from './state.js';
 
 type Database = BetterSqlite3.Database;
@@ -64,6 +66,8 @@ const MIGRATIONS: readonly ((db: Database) => void)[] = [
     ) STRICT`),
   // covered_hash and head_length were written and never read: the covered ids are the authority.
   (db) => db.exec('ALTER TABLE chat_state DROP COLUMN covered_hash; ALTER TABLE chat_state DROP COLUMN head_length;'),
+  // The originals summaries replaced, for recall, with an FTS5 index over their text.
+  createOriginalsTables,
 ];
 
 /** The `user_version` this code reads and writes. */
@@ -75,12 +79,13 @@ export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
  * any moment leaves either the old or the new state, and two writers can never both win the same
  * version. The API is async to match `StateStore`; the work itself is synchronous.
  */
-export class SqliteStore implements StateStore {
+export class SqliteStore implements StateStore, OriginalsStore {
   readonly path: string;
   readonly #db: Database;
   readonly #select: BetterSqlite3.Statement<[string], ChatStateRow>;
   readonly #remove: BetterSqlite3.Statement<[string]>;
   readonly #commit: (row: ChatStateRow, expectedVersion: number) => boolean;
+  readonly #originals: SqliteOriginals;
   readonly #busyTimeoutMs: number;
   #closed = false;
 
@@ -107,6 +112,7 @@ export class SqliteStore implements StateStore {
     const commit = db.transaction((row: ChatStateRow, expected: number): boolean =>
       (expected === 0 ? insert.run(row) : update.run({ ...row, expected })).changes === 1);
     this.#commit = (row, expected) => commit.immediate(row, expected);
+    this.#originals = new SqliteOriginals(db);
   }
 
   /**
@@ -159,9 +165,31 @@ export class SqliteStore implements StateStore {
     return this.#sqlite(`commit(chat ${JSON.stringify(state.chatId)}, version ${state.version})`, () => this.#commit(row, expectedVersion));
   }
 
+  /** Deletes the chat's state and the originals kept for it. */
   async delete(chatId: string): Promise<void> {
     this.#assertOpen();
-    this.#sqlite(`delete(chat ${JSON.stringify(chatId)})`, () => this.#remove.run(chatId));
+    this.#sqlite(`delete(chat ${JSON.stringify(chatId)})`, () => {
+      this.#remove.run(chatId);
+      this.#originals.delete(chatId);
+    });
+  }
+
+  /** Keeps (upserts) originals a summary replaced, all in one transaction. */
+  async putOriginals(chatId: string, records: readonly OriginalRecord[]): Promise<void> {
+    this.#assertOpen();
+    this.#sqlite(`putOriginals(chat ${JSON.stringify(chatId)}, ${records.length} record(s))`, () => this.#originals.put(chatId, records));
+  }
+
+  /** The kept originals with these ids, in the order asked (unknown ids skipped). */
+  async getOriginals(chatId: string, ids: readonly string[]): Promise<OriginalRecord[]> {
+    this.#assertOpen();
+    return this.#sqlite(`getOriginals(chat ${JSON.stringify(chatId)})`, () => this.#originals.get(chatId, ids));
+  }
+
+  /** The chat's kept originals matching any word of the query (FTS5), best bm25 rank first. */
+  async searchOriginals(chatId: string, query: string, limit: number): Promise<OriginalRecord[]> {
+    this.#assertOpen();
+    return this.#sqlite(`searchOriginals(chat ${JSON.stringify(chatId)})`, () => this.#originals.search(chatId, query, limit));
   }
 
   /** Idempotent; afterwards every other method rejects. */

@@ -1,10 +1,11 @@
 import type { OpenAI } from 'openai';
 import type { Stream } from 'openai/core/streaming';
 import type { CompressResult } from '../../runtime/compress.js';
-import type { Compressor } from '../../runtime/compressor.js';
+import type { Compressor, RequestExtras } from '../../runtime/compressor.js';
 import { chatIdOfBody, type ChatIdOf } from './chat-id.js';
-import { endpointAt, isFields, type Endpoint, type Fields } from './endpoints.js';
+import { CHAT_COMPLETIONS, endpointAt, isFields, type Endpoint, type Fields } from './endpoints.js';
 import { watchedStream } from './observe-stream.js';
+import { answerRecallRounds } from './recall-rounds.js';
 
 /** The client's `post`, whose options may be a promise: the SDK's own resources call it with `{ body, ...options, stream }`. */
 type Post = OpenAI['post'];
@@ -27,6 +28,8 @@ interface FoldedCall {
   readonly report: CompressResult<unknown>['report'];
   readonly model?: string;
   readonly stream: boolean;
+  /** Set when this call's recall calls are answered here (recall on, Chat Completions, not streamed): what a new round sends. */
+  readonly recall?: { readonly extras: RequestExtras; readonly body: Fields; readonly options: PostOptions };
   answered: boolean;
 }
 
@@ -44,11 +47,18 @@ async function fold(endpoint: Endpoint, given: PostOptions | undefined, folding:
   const history = carried.slice();
   const { chatId, fingerprinted } = chatIdOfBody(body, history, folding.chatId);
   if (fingerprinted) folding.onFingerprint();
-  const { messages, report } = await folding.compressor.compress(chatId, history, endpoint.extras(body));
+  const stream = given?.stream === true || body.stream === true;
+  // Recall calls are answered on non-streamed Chat Completions (without legacy `functions`) only;
+  // on every other call no recall tool or note is sent, so the application never meets one.
+  const recallOn = folding.compressor.recall !== undefined;
+  const answersRecall = recallOn && endpoint === CHAT_COMPLETIONS && !stream && body.functions === undefined;
+  const extras: RequestExtras = { ...endpoint.extras(body), ...(recallOn && !answersRecall ? { recall: false } : {}) };
+  const { messages, report, tools } = await folding.compressor.compress(chatId, history, extras);
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
+  const options = { ...given, body: { ...body, [endpoint.listField]: messages, ...(tools ? { tools } : {}) } };
   return {
-    options: { ...given, body: { ...body, [endpoint.listField]: messages } },
-    call: { endpoint, chatId, history, report, model, stream: given?.stream === true || body.stream === true, answered: false },
+    options,
+    call: { endpoint, chatId, history, report, model, stream, answered: false, ...(answersRecall ? { recall: { extras, body, options } } : {}) },
   };
 }
 
@@ -100,6 +110,20 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
       call = prepared.call;
       return prepared.options ?? {};
     });
-    return client.post<Rsp>(path, folded)._thenUnwrap((data) => (call ? answered(data, call, folding, client) : data));
+    return client.post<Rsp>(path, folded)._thenUnwrap((data) => {
+      if (!call) return data;
+      const recall = call.recall;
+      if (!recall) return answered(data, call, folding, client);
+      // Recall calls are answered here and the model asked again: the application gets the last response.
+      const first = call;
+      return answerRecallRounds(data, first.report, {
+        compressor: folding.compressor,
+        chatId: first.chatId,
+        history: first.history,
+        extras: recall.extras,
+        body: recall.body,
+        post: (body) => client.post(path, { ...recall.options, body }),
+      }).then(({ response, report }) => answered(response as Rsp, { ...first, report }, folding, client)) as unknown as Rsp;
+    });
   };
 }

@@ -54,6 +54,12 @@ function wrap<C extends OpenAI>(client: C, folding: Omit<Folding, 'onFingerprint
  * Options: `maxContextTokens` (or a `model` whose window is known) and every other
  * `createCompressor` option, or `compressor` to share one; `chatId(body)` names the chat
  * (default: `metadata.chat_id`, else `user`, else a fingerprint of the opening).
+ *
+ * With `recall` on, a non-streamed `chat.completions.create` also carries the `ctxfold_recall`
+ * tool, and the wrapper answers the model's recall calls itself and asks it again (at most
+ * `recall.rounds` times), so the caller gets the final response only; a response mixing recall
+ * and the caller's calls comes back without the recall calls. Streamed calls and
+ * `responses.create` carry no recall tool (see docs/recall.md).
  */
 export function withCtxfold<C extends OpenAI>(client: C, options: OpenAIAdapterOptions): C {
   if (!isOpenAIClient(client)) {

@@ -11,7 +11,7 @@ export interface CompressorSlot {
 }
 
 const IDLE_STATS: CompressorStats = Object.freeze({
-  storeFailures: 0, summariesStarted: 0, summariesDone: 0, summariesFailed: 0, summariesStale: 0,
+  storeFailures: 0, summariesStarted: 0, summariesDone: 0, summariesFailed: 0, summariesStale: 0, summariesSkipped: 0,
   calibration: Object.freeze({ samples: 0, byModel: Object.freeze({}) }),
 });
 

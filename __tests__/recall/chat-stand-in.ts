@@ -1,0 +1,77 @@
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A loopback stand-in for `POST /v1/chat/completions` (127.0.0.1, port 0) that answers each
+ * request with the next scripted reply: a text, or tool calls (`finish_reason: 'tool_calls'`).
+ * Non-streamed only; a streamed request gets a short SSE text answer. Every request body is kept.
+ */
+
+/** One scripted reply. */
+export type StandInReply =
+  | { readonly text: string }
+  | { readonly calls: readonly { readonly name: string; readonly arguments: unknown }[] };
+
+export interface ChatStandIn {
+  readonly baseURL: string;
+  /** Parsed JSON bodies, in arrival order. */
+  readonly bodies: Record<string, unknown>[];
+  /** Queues replies; with the queue empty the answer is the text `ok <n>`. */
+  enqueue(...replies: StandInReply[]): void;
+  close(): Promise<void>;
+}
+
+export async function startChatStandIn(): Promise<ChatStandIn> {
+  const bodies: Record<string, unknown>[] = [];
+  const queue: StandInReply[] = [];
+  const sockets = new Set<Socket>();
+  let n = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      bodies.push(body);
+      const index = ++n;
+      const reply = queue.shift() ?? { text: `ok ${index}` };
+      const usage = { prompt_tokens: Math.ceil(JSON.stringify(body).length / 4), completion_tokens: 5, total_tokens: 0 };
+      if (body.stream === true) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const chunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ id: `c${index}`, object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        res.end(`${chunk({ role: 'assistant', content: 'text' in reply ? reply.text : 'streamed' }, null)}${chunk({}, 'stop')}data: [DONE]\n\n`);
+        return;
+      }
+      const message = 'text' in reply
+        ? { role: 'assistant', content: reply.text, refusal: null }
+        : {
+          role: 'assistant', content: null, refusal: null,
+          tool_calls: reply.calls.map((c, k) => ({ id: `call_${index}_${k}`, type: 'function', function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) } })),
+        };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({
+        id: `chatcmpl-${index}`, object: 'chat.completion', created: 1, model: String(body.model ?? 'm'),
+        choices: [{ index: 0, message, logprobs: null, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }],
+        usage,
+      }));
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    bodies,
+    enqueue: (...replies) => void queue.push(...replies),
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,312 @@
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { StoreError } from '../../src/errors.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import type { ChatState, StateStore } from '../../src/store/state.js';
+import { redisDescribe, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+
+let server: RedisServer;
+let raw: Redis;
+const opened: StateStore[] = [];
+let prefixSeq = 0;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  raw = new Redis(server.url, { lazyConnect: false });
+});
+afterAll(async () => {
+  raw?.disconnect();
+  await server?.stop();
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+});
+
+/** A store on the test server under a fresh key prefix, so tests never see each other's keys. */
+async function fresh(extra: { keyPrefix?: string } = {}): Promise<RedisStore> {
+  const store = await RedisStore.open({ url: server.url, keyPrefix: extra.keyPrefix ?? `t${prefixSeq++}:` });
+  opened.push(store);
+  return store;
+}
+
+/** A state whose every field is set, derived from the chat id and version (as in store.test.ts). */
+function stateOf(chatId: string, version: number, extra: Partial<ChatState> = {}): ChatState {
+  const coveredIds = Array.from({ length: version * 3 }, (_, i) => `${i}:${chatId}-${version}`);
+  return {
+    chatId,
+    version,
+    summary: `summary ${version} of ${chatId}`,
+    coveredIds,
+    summarizer: 'extractive',
+    model: `model-${version}`,
+    tokensBefore: 1000 * version,
+    tokensAfter: 100 * version,
+    createdAt: '2024-01-01T00:00:00.000Z',
+    updatedAt: new Date(Date.UTC(2024, 0, 1, 0, version)).toISOString(),
+    ...extra,
+  };
+}
+
+redisDescribe('RedisStore: the StateStore contract (the cases of store.test.ts)', () => {
+  let store: RedisStore;
+  beforeEach(async () => {
+    store = await fresh();
+  });
+
+  test('get of an unknown chat is undefined', async () => {
+    await expect(store.get('nobody')).resolves.toBeUndefined();
+  });
+
+  test('the first commit needs expectedVersion 0', async () => {
+    await expect(store.commit(stateOf('a', 2), 1)).resolves.toBe(false);
+    await expect(store.get('a')).resolves.toBeUndefined();
+    await expect(store.commit(stateOf('a', 1), 0)).resolves.toBe(true);
+    expect((await store.get('a'))?.version).toBe(1);
+  });
+
+  test('a stale expectedVersion returns false and leaves the stored state unchanged', async () => {
+    expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
+    expect(await store.commit(stateOf('a', 2), 1)).toBe(true);
+    const before = await store.get('a');
+    expect(await store.commit(stateOf('a', 2, { summary: 'stale job' }), 1)).toBe(false);
+    expect(await store.commit(stateOf('a', 1, { summary: 'stale first' }), 0)).toBe(false);
+    expect(await store.commit(stateOf('a', 4, { summary: 'ahead' }), 3)).toBe(false);
+    const after = await store.get('a');
+    expect(after).toEqual(before);
+    expect(after?.summary).toBe('summary 2 of a');
+  });
+
+  test('state.version must be expectedVersion + 1, and expectedVersion a whole number >= 0', async () => {
+    await expect(store.commit(stateOf('a', 3), 0)).rejects.toThrow(/state\.version: must be expectedVersion \+ 1 = 1, got 3/);
+    await expect(store.commit(stateOf('a', 1), 1)).rejects.toThrow(/state\.version/);
+    await expect(store.commit(stateOf('a', 0), -1)).rejects.toThrow(/expectedVersion: must be a whole number/);
+    await expect(store.commit(stateOf('a', 2), 0.5)).rejects.toThrow(/expectedVersion/);
+    await expect(store.get('a')).resolves.toBeUndefined();
+    expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
+    await expect(store.commit(stateOf('a', 1), 1)).rejects.toThrow(/state\.version: must be expectedVersion \+ 1 = 2, got 1/);
+    expect((await store.get('a'))?.version).toBe(1);
+  });
+
+  test('malformed fields are rejected naming the field, and nothing is written', async () => {
+    const bad = (extra: Record<string, unknown>) => ({ ...stateOf('a', 1), ...extra }) as unknown as ChatState;
+    await expect(store.commit(bad({ summary: 42 }), 0)).rejects.toThrow(/state\.summary: must be a string/);
+    await expect(store.commit(bad({ coveredIds: ['x', 7] }), 0)).rejects.toThrow(/state\.coveredIds\[1\]: must be a string/);
+    await expect(store.commit(bad({ tokensAfter: -1 }), 0)).rejects.toThrow(/state\.tokensAfter/);
+    await expect(store.commit(bad({ chatId: '' }), 0)).rejects.toThrow(/state\.chatId/);
+    await expect(store.get('a')).resolves.toBeUndefined();
+  });
+
+  test('every field round-trips: unicode text and ids, 10k covered ids, model present or absent', async () => {
+    const coveredIds = Array.from({ length: 10_000 }, (_, i) => (i % 3 === 0 ? `call_${i}_ünï—😀` : `${i}:${(i * 2654435761 >>> 0).toString(16)}`));
+    const full: ChatState = {
+      chatId: 'чат/用户-🧵 "quoted" \\ back {braces} :colon',
+      version: 1,
+      summary: 'Résumé: the user 👩‍💻 asked about 東京; e\u0301 vs é; tab\tnewline\nquote"\u0000end',
+      coveredIds,
+      summarizer: 'llm',
+      model: 'gpt-4o-mini',
+      tokensBefore: 123_456,
+      tokensAfter: 789,
+      createdAt: '2024-05-06T07:08:09.010Z',
+      updatedAt: '2024-05-06T07:08:10.011Z',
+    };
+    expect(await store.commit(full, 0)).toBe(true);
+    const got = await store.get(full.chatId);
+    expect(got).toEqual(full);
+    expect(got?.coveredIds).toHaveLength(10_000);
+
+    const { model: _model, ...withoutModel } = stateOf('b', 1);
+    expect(await store.commit(withoutModel, 0)).toBe(true);
+    const noModel = await store.get('b');
+    expect(noModel).toEqual(withoutModel);
+    expect(noModel && 'model' in noModel).toBe(false);
+
+    const empty = stateOf('c', 1, { summary: '', coveredIds: [] });
+    expect(await store.commit(empty, 0)).toBe(true);
+    expect(await store.get('c')).toEqual(empty);
+  });
+
+  test('stored state cannot be changed through the committed or the returned object', async () => {
+    const input = stateOf('a', 1);
+    const ids = input.coveredIds as string[];
+    expect(await store.commit(input, 0)).toBe(true);
+    ids.push('added later');
+    const got = (await store.get('a'))!;
+    expect(got.coveredIds).toEqual(stateOf('a', 1).coveredIds);
+    expect(Object.isFrozen(got)).toBe(true);
+    expect(Object.isFrozen(got.coveredIds)).toBe(true);
+    expect(() => (got.coveredIds as string[]).push('x')).toThrow(TypeError);
+  });
+
+  test('concurrent commits from the same version: exactly one wins', async () => {
+    expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.commit(stateOf('a', 2, { summary: `racer ${i}` }), 1)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect((await store.get('a'))?.summary).toBe(`racer ${results.indexOf(true)}`);
+  });
+
+  test('chats are independent', async () => {
+    expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
+    expect(await store.commit(stateOf('b', 1), 0)).toBe(true);
+    expect(await store.commit(stateOf('a', 2), 1)).toBe(true);
+    expect((await store.get('a'))?.version).toBe(2);
+    expect(await store.get('b')).toEqual(stateOf('b', 1));
+  });
+
+  test('delete removes one chat; the chat then starts again from expectedVersion 0', async () => {
+    expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
+    expect(await store.commit(stateOf('a', 2), 1)).toBe(true);
+    expect(await store.commit(stateOf('b', 1), 0)).toBe(true);
+    await store.delete('a');
+    await expect(store.get('a')).resolves.toBeUndefined();
+    expect(await store.get('b')).toEqual(stateOf('b', 1));
+    expect(await store.commit(stateOf('a', 3), 2)).toBe(false);
+    expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
+    await expect(store.delete('never-there')).resolves.toBeUndefined();
+  });
+
+  test('close is idempotent and every call after it rejects with a clear error', async () => {
+    expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
+    await store.close();
+    await expect(store.close()).resolves.toBeUndefined();
+    await expect(store.get('a')).rejects.toThrow(/store is closed/);
+    await expect(store.commit(stateOf('a', 2), 1)).rejects.toThrow(/store is closed/);
+    await expect(store.delete('a')).rejects.toThrow(/store is closed/);
+    await expect(store.acquireLease('a')).rejects.toThrow(/store is closed/);
+  });
+});
+
+redisDescribe('RedisStore agrees with MemoryStore', () => {
+  type Op = { kind: 'commit'; chat: string; expected: number; bump: number } | { kind: 'delete'; chat: string } | { kind: 'get'; chat: string };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    { arbitrary: fc.record({ kind: fc.constant('commit' as const), chat: fc.constantFrom('a', 'b'), expected: fc.nat(4), bump: fc.constantFrom(1, 1, 1, 0, 2) }), weight: 6 },
+    { arbitrary: fc.record({ kind: fc.constant('delete' as const), chat: fc.constantFrom('a', 'b') }), weight: 1 },
+    { arbitrary: fc.record({ kind: fc.constant('get' as const), chat: fc.constantFrom('a', 'b') }), weight: 2 },
+  );
+
+  async function run(store: StateStore, o: Op): Promise<unknown> {
+    try {
+      if (o.kind === 'delete') return await store.delete(o.chat);
+      if (o.kind === 'get') return await store.get(o.chat);
+      return await store.commit(stateOf(o.chat, o.expected + o.bump), o.expected);
+    } catch (error) {
+      return `error: ${(error as Error).message}`;
+    }
+  }
+
+  test('any sequence of commits, deletes and gets gives the same results on both', async () => {
+    const redis = await fresh();
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+        const memory = new MemoryStore();
+        const prefix = `r${round++}-`;
+        for (const o of ops) {
+          const scoped = { ...o, chat: prefix + o.chat };
+          expect(await run(redis, scoped)).toEqual(await run(memory, scoped));
+        }
+        await memory.close();
+      }),
+      { seed: 20240611, numRuns: 100 },
+    );
+  });
+});
+
+redisDescribe('RedisStore on a real server', () => {
+  test('a chat is one hash under the key prefix, fields version and state; two prefixes never meet', async () => {
+    const a = await fresh({ keyPrefix: 'appA:' });
+    const b = await fresh({ keyPrefix: 'appB:' });
+    expect(await a.commit(stateOf('x', 1), 0)).toBe(true);
+    expect(await raw.type('appA:{x}:state')).toBe('hash');
+    const fields = await raw.hgetall('appA:{x}:state');
+    expect(Object.keys(fields).sort()).toEqual(['state', 'version']);
+    expect(fields.version).toBe('1');
+    expect(JSON.parse(fields.state!)).toEqual(stateOf('x', 1));
+    await expect(b.get('x')).resolves.toBeUndefined();
+    expect(await b.commit(stateOf('x', 1, { summary: 'other app' }), 0)).toBe(true);
+    expect((await a.get('x'))?.summary).toBe('summary 1 of x');
+  });
+
+  test('two stores (two connections) see each other\'s commits, and compare-and-set holds between them', async () => {
+    const a = await fresh({ keyPrefix: 'shared2:' });
+    const b = await fresh({ keyPrefix: 'shared2:' });
+    expect(await a.commit(stateOf('c', 1), 0)).toBe(true);
+    expect(await b.get('c')).toEqual(stateOf('c', 1));
+    const [fromA, fromB] = await Promise.all([a.commit(stateOf('c', 2, { summary: 'from a' }), 1), b.commit(stateOf('c', 2, { summary: 'from b' }), 1)]);
+    expect([fromA, fromB].filter(Boolean)).toHaveLength(1);
+    expect((await a.get('c'))?.summary).toBe(fromA ? 'from a' : 'from b');
+  });
+
+  test('a malformed stored value is a StoreError naming the key and the rule; other chats still read', async () => {
+    const store = await fresh({ keyPrefix: 'bad:' });
+    expect(await store.commit(stateOf('fine', 1), 0)).toBe(true);
+    expect(await store.commit(stateOf('broken', 1), 0)).toBe(true);
+    const key = 'bad:{broken}:state';
+    const cases: [() => Promise<unknown>, RegExp][] = [
+      [() => raw.hset(key, 'state', '{"chatId": "broken", "version": 1'), /field state is not valid JSON/],
+      [() => raw.hset(key, 'state', '[1, 2]'), /field state must be a JSON object/],
+      [() => raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), coveredIds: ['x', 2] })), /field state\.coveredIds must be an array of strings/],
+      [() => raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), summary: null })), /field state\.summary must be a string, found null/],
+      [() => raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), tokensAfter: 1.5 })), /field state\.tokensAfter must be a whole number/],
+      [() => raw.hset(key, 'state', JSON.stringify(stateOf('someone-else', 1))), /field state\.chatId must be "broken", found "someone-else"/],
+      [() => raw.hset(key, 'state', JSON.stringify(stateOf('broken', 1)), 'version', '2'), /field state\.version must equal field version \(2\)/],
+      [() => raw.hset(key, 'version', 'two'), /field version must be a whole number >= 1, found "two"/],
+      [() => raw.hdel(key, 'state'), /field state is missing/],
+    ];
+    for (const [corrupt, message] of cases) {
+      await corrupt();
+      const error = await store.get('broken').then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreError);
+      expect((error as Error).message).toMatch(/^RedisStore\(redis:\/\/127\.0\.0\.1:\d+\): key "bad:\{broken\}:state": /);
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).toMatch(/delete this key to rebuild the chat's summary$/);
+    }
+    // A version that is not a number also stops a commit, naming the key.
+    await raw.hset(key, 'version', 'two', 'state', '{}');
+    await expect(store.commit(stateOf('broken', 2), 1)).rejects.toThrow(/key "bad:\{broken\}:state": field version is not a number/);
+    // A key of another type.
+    await raw.del(key);
+    await raw.set(key, 'a string');
+    await expect(store.get('broken')).rejects.toThrow(/get\(chat "broken"\): WRONGTYPE .*delete it to rebuild/);
+    await expect(store.commit(stateOf('broken', 1), 0)).rejects.toThrow(/WRONGTYPE/);
+    expect(await store.get('fine')).toEqual(stateOf('fine', 1));
+    await store.delete('broken');
+    expect(await store.commit(stateOf('broken', 1), 0)).toBe(true);
+    expect(await store.get('broken')).toEqual(stateOf('broken', 1));
+  });
+
+  test('options are checked naming the field; a URL\'s credentials never appear in messages', async () => {
+    expect(() => new RedisStore({ url: 'http://x' })).toThrow(/options\.url: must be a redis:\/\/ or rediss:\/\/ URL/);
+    expect(() => new RedisStore({ url: server.url, client: raw })).toThrow(/options\.url: give url or client, not both/);
+    expect(() => new RedisStore({ url: server.url, leaseMs: 0 })).toThrow(/options\.leaseMs: must be a whole number of ms >= 1, got 0/);
+    expect(() => new RedisStore({ url: server.url, keyPrefix: 5 as unknown as string })).toThrow(/options\.keyPrefix: must be a string/);
+    const secret = new RedisStore({ url: `redis://user:hunter2@127.0.0.1:${server.port}` });
+    opened.push(secret);
+    expect(secret.name).toBe(`RedisStore(redis://127.0.0.1:${server.port})`);
+  });
+
+  test('a given client is used as is and left open by close()', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisStore({ client, keyPrefix: 'given:' });
+    expect(await store.commit(stateOf('g', 1), 0)).toBe(true);
+    await store.close();
+    expect(await client.hget('given:{g}:state', 'version')).toBe('1');
+    client.disconnect();
+  });
+
+  test('nothing listening: open() rejects within connectTimeoutMs; calls fail at once, naming the store and the cause', async () => {
+    const closedPort = server.port === 1 ? 2 : 1; // a privileged port nothing listens on here
+    const started = performance.now();
+    await expect(RedisStore.open({ url: `redis://127.0.0.1:${closedPort}`, connectTimeoutMs: 300 }))
+      .rejects.toThrow(new RegExp(`RedisStore\\(redis://127\\.0\\.0\\.1:${closedPort}\\): ready\\(\\) within 300 ms: not connected to Redis .*ECONNREFUSED`));
+    expect(performance.now() - started).toBeLessThan(1500);
+    const store = new RedisStore({ url: `redis://127.0.0.1:${closedPort}` });
+    opened.push(store);
+    const t0 = performance.now();
+    await expect(store.get('a')).rejects.toThrow(/get\(chat "a"\): not connected to Redis/);
+    await expect(store.commit(stateOf('a', 1), 0)).rejects.toBeInstanceOf(StoreError);
+    expect(performance.now() - t0).toBeLessThan(100);
+  });
+});

@@ -1,0 +1,115 @@
+import { createCompressor, type Compressor, type CompressorOptions, type CompressorStats } from '../runtime/compressor.js';
+import { createHistoryCache } from '../runtime/history-cache.js';
+import type { StateStore } from '../store/state.js';
+import type { Summarizer } from '../summarize/summarizer.js';
+import { createTokenCounter } from '../tokens/counter.js';
+import { limitsFor, type ProxyConfig, type ResolvedLimits } from './model-limits.js';
+
+/** Planning options every compressor of the proxy shares (the budget comes per model). */
+export interface PoolOptions {
+  readonly config: ProxyConfig;
+  /** `--max-tokens`: the window of a model neither the config nor ctxfold's table knows. */
+  readonly maxContextTokens?: number;
+  readonly compressionThresholdTokens?: number;
+  readonly keepFirst?: number;
+  readonly keepLast?: number;
+  readonly toolOutputTrim?: CompressorOptions['toolOutputTrim'];
+  /** Tokenizer model for counting (default o200k_base). */
+  readonly tokenizerModel?: string;
+  readonly repair?: boolean;
+  readonly store: StateStore;
+  readonly summarizer: Summarizer | null;
+  readonly concurrency?: number;
+  readonly jobTimeoutMs?: number;
+  /** Called once for each compressor the pool makes (to subscribe to its events). */
+  readonly onCreate?: (compressor: Compressor, limits: ResolvedLimits) => void;
+}
+
+/** One compressor per context window, made when a request first needs it. */
+export interface CompressorPool {
+  /** The compressor for a request to `model`, and the limits it plans with. */
+  forModel(model: string | undefined): { readonly compressor: Compressor; readonly limits: ResolvedLimits };
+  /** Every compressor made so far. */
+  all(): readonly Compressor[];
+  /** Summary jobs waiting and running, and triggers coalesced, across the pool. */
+  jobs(): { waiting: number; running: number; coalesced: number };
+  /** Store failures seen by requests, across the pool. */
+  stats(): readonly CompressorStats[];
+  /** Closes every compressor (waiting for its jobs; aborting them after `graceMs`), then the store. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The store as each compressor sees it: the same object in every respect (a capability such as
+ * a lease stays visible), except that `close` does nothing, since the pool closes the store once,
+ * after the last compressor.
+ */
+function sharedStore(store: StateStore): StateStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'close') return async () => undefined;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Compressors keyed by window (`limitsFor`: config, then known models, then `--max-tokens`),
+ * sharing one store, one token counter and one history cache, so a chat's counts and state are
+ * the same whichever model it calls. Each compressor keeps one summary job per chat at a time;
+ * a chat that switches between models of different windows may have one job in each (the
+ * store's compare-and-set keeps the newer summary).
+ */
+export function createCompressorPool(options: PoolOptions): CompressorPool {
+  const counter = createTokenCounter({ model: options.tokenizerModel });
+  const historyCache = createHistoryCache();
+  const store = sharedStore(options.store);
+  const byWindow = new Map<string, Compressor>();
+
+  const forModel = (model: string | undefined) => {
+    const limits = limitsFor(model, options.config, options.maxContextTokens, options.compressionThresholdTokens);
+    const key = `${limits.maxContextTokens ?? 'none'}/${limits.compressionThresholdTokens ?? 'default'}`;
+    let compressor = byWindow.get(key);
+    if (compressor === undefined) {
+      compressor = createCompressor({
+        maxContextTokens: limits.maxContextTokens,
+        compressionThresholdTokens: limits.compressionThresholdTokens,
+        keepFirst: options.keepFirst,
+        keepLast: options.keepLast,
+        toolOutputTrim: options.toolOutputTrim,
+        repair: options.repair,
+        counter,
+        historyCache,
+        store,
+        summarizer: options.summarizer,
+        concurrency: options.concurrency,
+        jobTimeoutMs: options.jobTimeoutMs,
+      });
+      byWindow.set(key, compressor);
+      options.onCreate?.(compressor, limits);
+    }
+    return { compressor, limits };
+  };
+
+  return {
+    forModel,
+    all: () => [...byWindow.values()],
+    jobs() {
+      const total = { waiting: 0, running: 0, coalesced: 0 };
+      for (const c of byWindow.values()) {
+        const jobs = c.stats().jobs;
+        if (!jobs) continue;
+        total.waiting += jobs.waiting;
+        total.running += jobs.running;
+        total.coalesced += jobs.coalesced;
+      }
+      return total;
+    },
+    stats: () => [...byWindow.values()].map((c) => c.stats()),
+    async close(graceMs?: number) {
+      await Promise.allSettled([...byWindow.values()].map((c) => c.close(graceMs)));
+      await options.store.close();
+    },
+  };
+}

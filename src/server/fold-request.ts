@@ -1,0 +1,163 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { isFields, type Fields } from '../adapters/openai/endpoints.js';
+import { InputError } from '../errors.js';
+import type { CompressResult } from '../runtime/compress.js';
+import { fingerprintText } from '../runtime/fingerprints.js';
+import { chatOf } from './chat-id.js';
+import type { CompressorPool } from './compressor-pool.js';
+import { CLIENT_CLOSED, clientGoneSignal, forward, type ForwardResult } from './forward.js';
+import { sendError } from './json-errors.js';
+import type { ProxyMetrics } from './metrics.js';
+import type { ResolvedServerOptions } from './options.js';
+import { BodyAbortedError, BodyTooLargeError, readBody } from './read-body.js';
+import type { FoldRoute } from './routes.js';
+import { tenantOf } from './tenant.js';
+import type { UpstreamKey } from './upstream.js';
+import { usageWatch, type UsageWatch } from './usage-watch.js';
+
+/** What every request handler of the proxy shares. */
+export interface ProxyContext {
+  readonly options: ResolvedServerOptions;
+  readonly pool: CompressorPool;
+  readonly metrics: ProxyMetrics;
+  readonly logger: Logger;
+}
+
+/** The key the proxy adds for `route`, when it holds one: Anthropic's header on its route, a bearer token elsewhere. */
+export function keyFor(options: ResolvedServerOptions, errors: FoldRoute['errors']): UpstreamKey | undefined {
+  if (options.upstreamKey === undefined) return undefined;
+  return { value: options.upstreamKey, header: errors === 'anthropic' ? 'x-api-key' : 'bearer' };
+}
+
+/** True when the view is the history itself: the same objects in the same order. */
+function unchanged(view: readonly unknown[], history: readonly unknown[]): boolean {
+  if (view.length !== history.length) return false;
+  for (let i = 0; i < view.length; i++) if (view[i] !== history[i]) return false;
+  return true;
+}
+
+/**
+ * Serves one request of a folding route: reads the body (at most `maxBodyBytes`), replaces its
+ * history by the compressor's view for the caller's chat (scoped by tenant), forwards it with
+ * every other field as it came (the client's own bytes when the view is the whole history),
+ * relays the answer as it arrives, and once the whole answer has reached the client and did not
+ * say the model failed, tells the compressor (`afterResponse`: calibration and the background
+ * summary). A body without a history to fold (a Responses call continuing `previous_response_id`)
+ * is forwarded as it came. A history ctxfold cannot read is a 400 naming the field; any other
+ * failure of the compressor forwards the request untouched (logged), so no request is lost to it.
+ */
+export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const started = performance.now();
+  const { options, logger, metrics } = ctx;
+  const clientGone = clientGoneSignal(res);
+  const done = (status: number, fields: Record<string, unknown>) => {
+    metrics.request(route.name, status);
+    logger.info({ route: route.name, status, ms: Math.round(performance.now() - started), ...fields }, 'request');
+  };
+
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, options.maxBodyBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      sendError(res, route.errors, { status: 413, message: error.message, code: 'ctxfold_body_too_large' }, { connection: 'close' });
+      return done(413, { problem: 'body too large' });
+    }
+    if (error instanceof BodyAbortedError) {
+      res.destroy();
+      return done(CLIENT_CLOSED, { problem: error.message });
+    }
+    throw error;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (error) {
+    sendError(res, route.errors, { status: 400, message: `the request body is not valid JSON: ${(error as Error).message}`, code: 'ctxfold_invalid_json' });
+    return done(400, { problem: 'invalid JSON' });
+  }
+  if (!isFields(body)) {
+    sendError(res, route.errors, { status: 400, message: 'the request body must be a JSON object', code: 'ctxfold_invalid_json' });
+    return done(400, { problem: 'body not an object' });
+  }
+
+  const base = { upstream: options.upstream, path: url.pathname, search: url.search, method: 'POST', key: keyFor(options, route.errors), timeoutMs: options.upstreamTimeoutMs, errors: route.errors, clientGone };
+  const history = route.endpoint.history(body);
+  if (history === undefined) {
+    metrics.proxyOverhead(route.name, (performance.now() - started) / 1000);
+    const result = await forward(req, res, { ...base, body: raw });
+    if (result.upstreamSeconds !== undefined) metrics.upstreamLatency(route.name, result.upstreamSeconds);
+    return done(result.status, { folded: false, complete: result.complete, problem: result.problem });
+  }
+
+  const tenant = tenantOf(req.headers, { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader });
+  const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
+  let fold: { chatId: string; source: string; report: CompressResult<unknown>['report']; compressorAfter: (facts: { billedInputTokens?: number }) => void } | undefined;
+  let outBody: Uint8Array = raw;
+  let contentType: string | undefined;
+  try {
+    const chat = chatOf(req.headers, body, history, tenant, options.chatIdHeader);
+    const { compressor } = ctx.pool.forModel(model);
+    const { messages: view, report } = await compressor.compress(chat.chatId, history as unknown[], route.endpoint.extras(body));
+    if (!unchanged(view, history)) {
+      outBody = Buffer.from(JSON.stringify({ ...(body as Fields), [route.endpoint.listField]: view }), 'utf8');
+      contentType = 'application/json';
+    }
+    fold = {
+      chatId: chat.chatId,
+      source: chat.source,
+      report,
+      compressorAfter: (facts) => compressor.afterResponse(chat.chatId, history, report, { billedInputTokens: facts.billedInputTokens, model }),
+    };
+    metrics.tokens(route.name, report.tokensBefore, report.tokensAfter);
+  } catch (error) {
+    if (InputError.isInstance(error)) {
+      sendError(res, route.errors, { status: 400, message: `ctxfold could not read this request: ${error.message}`, code: 'ctxfold_invalid_input' });
+      return done(400, { tenant, problem: error.message });
+    }
+    // Nothing is lost to a failure of ctxfold itself: the request goes out as it came.
+    logger.error({ route: route.name, tenant, err: { name: (error as Error)?.name, message: (error as Error)?.message } }, 'compress failed: forwarding the request untouched');
+  }
+  metrics.proxyOverhead(route.name, (performance.now() - started) / 1000);
+
+  let watch: UsageWatch | undefined;
+  const result: ForwardResult = await forward(req, res, {
+    ...base,
+    body: outBody,
+    contentType,
+    watch: (status, type) => {
+      if (fold === undefined || status < 200 || status >= 300) return undefined;
+      watch = usageWatch(route, type);
+      return (chunk) => watch!.push(chunk);
+    },
+  });
+  if (result.upstreamSeconds !== undefined) metrics.upstreamLatency(route.name, result.upstreamSeconds);
+  const facts = result.complete && watch ? watch.end() : undefined;
+  // Summaries follow answers the client received whole; a failed or cut answer schedules nothing.
+  if (fold && facts && !facts.failed) {
+    try {
+      fold.compressorAfter(facts);
+    } catch (error) {
+      logger.error({ route: route.name, tenant, err: { name: (error as Error)?.name, message: (error as Error)?.message } }, 'afterResponse failed: no summary scheduled for this answer');
+    }
+  }
+  const report = fold?.report;
+  done(result.status, {
+    tenant,
+    chat: fold ? fingerprintText(fold.chatId) : undefined,
+    chatSource: fold?.source,
+    model,
+    folded: fold !== undefined,
+    tokensBefore: report?.tokensBefore,
+    tokensAfter: report?.tokensAfter,
+    messagesBefore: report?.messagesBefore,
+    messagesAfter: report?.messagesAfter,
+    summaryApplied: report?.summary.applied,
+    billedInputTokens: facts?.billedInputTokens,
+    upstreamMs: result.upstreamSeconds !== undefined ? Math.round(result.upstreamSeconds * 1000) : undefined,
+    complete: result.complete,
+    problem: result.problem,
+  });
+}

@@ -1,0 +1,65 @@
+import type { IncomingMessage } from 'node:http';
+
+/** Default request body limit: 32 MiB (a long history with pictures inlined fits; a runaway upload does not). */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/** The body was larger than the limit; nothing of it was kept. */
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number, readonly declared?: number) {
+    super(`the request body is larger than the proxy's limit of ${limit} bytes${declared !== undefined ? ` (content-length ${declared})` : ''}; raise --max-body-bytes to accept it`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/** The client went away before its body was complete. */
+export class BodyAbortedError extends Error {
+  constructor() {
+    super('the client closed the connection before its request body was complete');
+    this.name = 'BodyAbortedError';
+  }
+}
+
+/**
+ * The whole request body, at most `limit` bytes. A `content-length` over the limit is refused
+ * before anything is read; a body that grows past it while arriving is refused as soon as it does
+ * and the rest is read and thrown away (so the client can still read the 413). Rejects with
+ * `BodyTooLargeError` or `BodyAbortedError`.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      reject(new BodyTooLargeError(limit, declared));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (error?: Error) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('aborted', onAborted);
+      req.off('error', onError);
+      if (error) {
+        chunks.length = 0;
+        if (error instanceof BodyTooLargeError) req.resume();
+        reject(error);
+      } else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) finish(new BodyTooLargeError(limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onAborted = () => finish(new BodyAbortedError());
+    const onError = () => finish(new BodyAbortedError());
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('aborted', onAborted);
+    req.on('error', onError);
+  });
+}
