@@ -20,7 +20,11 @@ export interface ExtractiveSummarizerOptions {
    * else 800. At least 32.
    */
   readonly maxSummaryTokens?: number;
-  /** Most tokens one call is given by the rolling driver (previous summary + messages). Default 16 000. */
+  /**
+   * Most tokens one call is given by the rolling driver (previous summary + messages). Default
+   * 64 000: no model reads them, so a large batch costs only time (read in slices, yielding to the
+   * event loop), and a summary carried from call to call keeps more of its facts.
+   */
   readonly inputBudgetTokens?: number;
   /** Token counter for the summary budget. Default: the shared tiktoken counter (`o200k_base`). */
   readonly countTokens?: TextCounter;
@@ -138,7 +142,7 @@ export function writeSummary(memory: WorkingMemory, ledger: Ledger, maxTokens: n
  */
 export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions = {}): Summarizer {
   const maxSummaryTokens = positiveInteger(options.maxSummaryTokens ?? 800, 'maxSummaryTokens', MIN_SUMMARY_TOKENS);
-  const inputBudgetTokens = positiveInteger(options.inputBudgetTokens ?? 16_000, 'inputBudgetTokens');
+  const inputBudgetTokens = positiveInteger(options.inputBudgetTokens ?? 64_000, 'inputBudgetTokens');
   const ledgerShare = options.ledgerShare ?? LEDGER_SHARE;
   if (!(ledgerShare >= 0 && ledgerShare <= 1)) throw new InputError('options.ledgerShare', `must be a number between 0 and 1, got ${ledgerShare}`);
   return {

@@ -120,7 +120,9 @@ export async function summarizeRolling(summarizer: Summarizer, request: RollingR
   const { messages, signal } = request;
   const countTokens = request.countTokens ?? defaultTextCounter();
   const budget = summarizer.inputBudgetTokens;
-  const carryLimit = Math.floor(budget / 2);
+  // The summary carried into the next call may take half the input budget, or the room the caller
+  // gives the summary when that is larger (up to three quarters: each batch keeps a quarter).
+  const carryLimit = Math.max(Math.floor(budget / 2), Math.min(request.maxTokens ?? 0, Math.floor((budget * 3) / 4)));
   signal.throwIfAborted();
   let summary = request.previousSummary?.trim() ? request.previousSummary : undefined;
   if (messages.length === 0) {
