@@ -1,21 +1,28 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { responsesResponse, responsesStream } from './responses-reply.js';
 
 /**
- * A loopback stand-in for `POST /v1/chat/completions` (127.0.0.1, port 0) that answers each
- * request with the next scripted reply: a text, or tool calls (`finish_reason: 'tool_calls'`).
- * Non-streamed only; a streamed request gets a short SSE text answer. Every request body is kept.
+ * A loopback stand-in for `POST /v1/chat/completions` and `POST /v1/responses` (127.0.0.1, port 0)
+ * that answers each request with the next scripted reply: a text, or tool calls
+ * (`finish_reason: 'tool_calls'`; on Responses, `function_call` items, see responses-reply.ts).
+ * A streamed request gets a short SSE text answer. Every request body and path is kept.
  */
 
-/** One scripted reply. */
+/**
+ * One scripted reply. With calls, `reasoning` adds a reasoning item before them and `say` a text
+ * message (both Responses only; Chat Completions puts `say` in the message's content).
+ */
 export type StandInReply =
   | { readonly text: string }
-  | { readonly calls: readonly { readonly name: string; readonly arguments: unknown }[] };
+  | { readonly calls: readonly { readonly name: string; readonly arguments: unknown }[]; readonly reasoning?: string; readonly say?: string };
 
 export interface ChatStandIn {
   readonly baseURL: string;
   /** Parsed JSON bodies, in arrival order. */
   readonly bodies: Record<string, unknown>[];
+  /** The request paths, in the same order. */
+  readonly paths: string[];
   /** Queues replies; with the queue empty the answer is the text `ok <n>`. */
   enqueue(...replies: StandInReply[]): void;
   close(): Promise<void>;
@@ -23,6 +30,7 @@ export interface ChatStandIn {
 
 export async function startChatStandIn(): Promise<ChatStandIn> {
   const bodies: Record<string, unknown>[] = [];
+  const paths: string[] = [];
   const queue: StandInReply[] = [];
   const sockets = new Set<Socket>();
   let n = 0;
@@ -32,8 +40,14 @@ export async function startChatStandIn(): Promise<ChatStandIn> {
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       bodies.push(body);
+      paths.push(req.url ?? '');
       const index = ++n;
       const reply = queue.shift() ?? { text: `ok ${index}` };
+      if (req.url?.endsWith('/responses')) {
+        res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
+        res.end(body.stream === true ? responsesStream(body, reply, index) : JSON.stringify(responsesResponse(body, reply, index)));
+        return;
+      }
       const usage = { prompt_tokens: Math.ceil(JSON.stringify(body).length / 4), completion_tokens: 5, total_tokens: 0 };
       if (body.stream === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -44,7 +58,7 @@ export async function startChatStandIn(): Promise<ChatStandIn> {
       const message = 'text' in reply
         ? { role: 'assistant', content: reply.text, refusal: null }
         : {
-          role: 'assistant', content: null, refusal: null,
+          role: 'assistant', content: reply.say ?? null, refusal: null,
           tool_calls: reply.calls.map((c, k) => ({ id: `call_${index}_${k}`, type: 'function', function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) } })),
         };
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -67,6 +81,7 @@ export async function startChatStandIn(): Promise<ChatStandIn> {
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     bodies,
+    paths,
     enqueue: (...replies) => void queue.push(...replies),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

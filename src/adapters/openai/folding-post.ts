@@ -3,9 +3,11 @@ import type { Stream } from 'openai/core/streaming';
 import type { CompressResult } from '../../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../../runtime/compressor.js';
 import { chatIdOfBody, type ChatIdOf } from './chat-id.js';
-import { CHAT_COMPLETIONS, endpointAt, isFields, type Endpoint, type Fields } from './endpoints.js';
+import { CHAT_COMPLETIONS, endpointAt, isFields, RESPONSES, type Endpoint, type Fields } from './endpoints.js';
 import { watchedStream } from './observe-stream.js';
-import { answerRecallRounds } from './recall-rounds.js';
+import { CHAT_RECALL } from './recall-chat.js';
+import { RESPONSES_RECALL } from './recall-responses.js';
+import { answerRecallRounds, type RecallDialect } from './recall-rounds.js';
 
 /** The client's `post`, whose options may be a promise: the SDK's own resources call it with `{ body, ...options, stream }`. */
 type Post = OpenAI['post'];
@@ -28,10 +30,13 @@ interface FoldedCall {
   readonly report: CompressResult<unknown>['report'];
   readonly model?: string;
   readonly stream: boolean;
-  /** Set when this call's recall calls are answered here (recall on, Chat Completions, not streamed): what a new round sends. */
-  readonly recall?: { readonly extras: RequestExtras; readonly body: Fields; readonly options: PostOptions };
+  /** Set when this call's recall calls are answered here (recall on, not streamed): how its responses read and what a new round sends. */
+  readonly recall?: { readonly dialect: RecallDialect; readonly extras: RequestExtras; readonly body: Fields; readonly options: PostOptions };
   answered: boolean;
 }
+
+/** How each folded endpoint's responses carry recall calls. */
+const RECALL_DIALECTS: ReadonlyMap<Endpoint, RecallDialect> = new Map<Endpoint, RecallDialect>([[CHAT_COMPLETIONS, CHAT_RECALL], [RESPONSES, RESPONSES_RECALL]]);
 
 const isStream = (v: unknown): v is Stream<Fields> => isFields(v) && typeof (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function' && isFields(v.controller);
 
@@ -42,23 +47,28 @@ const isStream = (v: unknown): v is Stream<Fields> => isFields(v) && typeof (v a
 async function fold(endpoint: Endpoint, given: PostOptions | undefined, folding: Folding): Promise<{ options: PostOptions | undefined; call?: FoldedCall }> {
   const body = given?.body;
   if (!isFields(body)) return { options: given };
+  // A Responses request with `previous_response_id` (or `conversation`) or a string `input` stops
+  // here, recall included: the history it continues is kept by the server, so no summary (and no
+  // recall note) of ours is in it to recall from, and an answered round could not be appended to it.
   const carried = endpoint.history(body);
   if (carried === undefined) return { options: given };
   const history = carried.slice();
   const { chatId, fingerprinted } = chatIdOfBody(body, history, folding.chatId);
   if (fingerprinted) folding.onFingerprint();
   const stream = given?.stream === true || body.stream === true;
-  // Recall calls are answered on non-streamed Chat Completions (without legacy `functions`) only;
-  // on every other call no recall tool or note is sent, so the application never meets one.
+  // Recall calls are answered on non-streamed calls only (Chat Completions without legacy
+  // `functions`; Responses with an `input` list): on a stream no recall tool or note is sent, so
+  // a stream never carries a recall call and the application never meets one.
   const recallOn = folding.compressor.recall !== undefined;
-  const answersRecall = recallOn && endpoint === CHAT_COMPLETIONS && !stream && body.functions === undefined;
+  const dialect = RECALL_DIALECTS.get(endpoint);
+  const answersRecall = recallOn && dialect !== undefined && !stream && !(endpoint === CHAT_COMPLETIONS && body.functions !== undefined);
   const extras: RequestExtras = { ...endpoint.extras(body), ...(recallOn && !answersRecall ? { recall: false } : {}) };
   const { messages, report, tools } = await folding.compressor.compress(chatId, history, extras);
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
   const options = { ...given, body: { ...body, [endpoint.listField]: messages, ...(tools ? { tools } : {}) } };
   return {
     options,
-    call: { endpoint, chatId, history, report, model, stream, answered: false, ...(answersRecall ? { recall: { extras, body, options } } : {}) },
+    call: { endpoint, chatId, history, report, model, stream, answered: false, ...(answersRecall && dialect ? { recall: { dialect, extras, body, options } } : {}) },
   };
 }
 
@@ -118,6 +128,7 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
       const first = call;
       return answerRecallRounds(data, first.report, {
         compressor: folding.compressor,
+        dialect: recall.dialect,
         chatId: first.chatId,
         history: first.history,
         extras: recall.extras,
