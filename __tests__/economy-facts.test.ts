@@ -157,9 +157,14 @@ describe('retention math', () => {
     const everything: RetentionSystem = { name: 'everything', run: (m) => m };
     const lastOnly: RetentionSystem = { name: 'last only', run: (m) => m.slice(-1) };
     const broken: RetentionSystem = { name: 'broken', run: () => { throw new Error('no'); } };
-    const rows = await measureRetention({ conversations: convs, shares: [0.5, 2], systems: [everything, lastOnly, broken] });
-    expect(rows.map((r) => `${r.share} ${r.system}`)).toEqual(['0.5 everything', '0.5 last only', '0.5 broken', '2 everything', '2 last only', '2 broken']);
-    const [all, last, bad, allWide] = rows;
+    // The last message sent, everything else recallable: all of it is reachable.
+    const recall: RetentionSystem = { name: 'recall', run: (m) => ({ view: m.slice(-1), recallable: m.slice(0, -1) }) };
+    const rows = await measureRetention({ conversations: convs, shares: [0.5, 2], systems: [everything, lastOnly, broken, recall] });
+    expect(rows.map((r) => `${r.share} ${r.system}`)).toEqual(['0.5 everything', '0.5 last only', '0.5 broken', '0.5 recall', '2 everything', '2 last only', '2 broken', '2 recall']);
+    const [all, last, bad, withRecall, allWide] = rows;
+    expect(withRecall.meanKept).toBeCloseTo(last.meanKept, 10);
+    expect(withRecall).toMatchObject({ meanReachable: 1, worstTenthReachable: 1 });
+    expect(last.meanReachable).toBeCloseTo(last.meanKept, 10);
     expect(all).toMatchObject({ conversations: 2, meanKept: 1, worstTenth: 1, withinBudget: 0, valid: 1, errors: 0 });
     expect(allWide).toMatchObject({ withinBudget: 1, valid: 1 });
     // The last message of the first request is its tool result (5 of 7 facts), an orphan result:

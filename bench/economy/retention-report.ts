@@ -14,12 +14,12 @@ import { join } from 'node:path';
 import { createTokenCounter, type OpenAIChatMessage } from '../../src/index.js';
 import { DOMAINS } from '../fixtures/domains/index.js';
 import { measureRetention, type RetentionRow, type RetentionSystem } from './retention.js';
-import { CTXFOLD_NO_SUMMARY, RETENTION_SYSTEMS } from './retention-systems.js';
+import { CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, RETENTION_SYSTEMS } from './retention-systems.js';
 
 const SHARES = [0.25, 0.5];
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const corpusFile = join(root, '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
-const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, CTXFOLD_NO_SUMMARY];
+const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, CTXFOLD_RECALL, CTXFOLD_NO_SUMMARY];
 
 function pct(x: number): string {
   return Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`;
@@ -29,11 +29,11 @@ function table(title: string, rows: readonly RetentionRow[], log: (line: string)
   const lines = [
     `\n### ${title}`,
     '',
-    '| budget | system | mean kept | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| budget | system | mean kept | worst tenth | reachable (recall) | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
-    lines.push(`| ${Math.round(r.share * 100)}% | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
+    lines.push(`| ${Math.round(r.share * 100)}% | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.meanReachable)} | ${pct(r.worstTenthReachable)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
   }
   const first = rows[0];
   if (first) lines.push('', `${first.conversations} conversations, ${first.meanFacts.toFixed(1)} facts each on average; the floor (system prompt + last user turn) fits the budget in ${SHARES.map((s) => `${pct(rows.find((r) => r.share === s)?.feasible ?? Number.NaN)} at ${Math.round(s * 100)}%`).join(', ')} of them.`);

@@ -42,6 +42,23 @@ export const CTXFOLD: RetentionSystem = {
   run: async (messages, budget) => (await compressWithSummary(messages, { ...planning(budget), summarizer })).messages as OpenAIChatMessage[],
 };
 
+/**
+ * ctxfold with the extractive summary and recall: the same view as `CTXFOLD`, plus the original
+ * messages its summary replaced (those `createCompressor({ recall: true })` keeps in its store and
+ * answers `ctxfold_recall` calls with). Messages dropped without being summarized are not recallable.
+ */
+export const CTXFOLD_RECALL: RetentionSystem = {
+  name: 'ctxfold + recall',
+  run: async (messages, budget) => {
+    const result = await compressWithSummary(messages, { ...planning(budget), summarizer });
+    // What the summary covers (`coveredIds`, from the head on) is what a compressor with recall
+    // stores once it commits that summary, whether or not the summary fits this view.
+    const head = result.report.headEnd;
+    const recallable = messages.slice(head, head + result.coveredIds.length);
+    return { view: result.messages as OpenAIChatMessage[], recallable };
+  },
+};
+
 /** The same planning without any summary: what ctxfold keeps by cutting alone. */
 export const CTXFOLD_NO_SUMMARY: RetentionSystem = {
   name: 'ctxfold, no summary',

@@ -20,10 +20,16 @@ import { createTokenCounter, validateMessages, type OpenAIChatMessage, type Toke
 import { requestFloor, viewTokens } from '../budget.js';
 import { extractFacts, occursIn, retentionOfFacts, viewText, type Fact } from './fact-checker.js';
 
+/**
+ * What a system sends for a request, and, for a system with recall, the original messages the model
+ * can still get back through a recall call (those its summary replaced and its store keeps).
+ */
+export type RetentionOutput = OpenAIChatMessage[] | { readonly view: OpenAIChatMessage[]; readonly recallable: readonly OpenAIChatMessage[] };
+
 /** A system whose views are measured: `run` returns the view it would send for `messages` at `budget` tokens. */
 export interface RetentionSystem {
   readonly name: string;
-  run(messages: OpenAIChatMessage[], budget: number): OpenAIChatMessage[] | Promise<OpenAIChatMessage[]>;
+  run(messages: OpenAIChatMessage[], budget: number): RetentionOutput | Promise<RetentionOutput>;
 }
 
 /** Figures of one system at one budget share. */
@@ -41,6 +47,12 @@ export interface RetentionRow {
   readonly worstTenth: number;
   /** Mean share kept of the facts that come up again later (over conversations that have some). */
   readonly reusedKept: number;
+  /**
+   * Mean share of facts the model can reach: in the view, or in an original message it can recall
+   * (systems with recall); the same as `meanKept` for the others. And its 10th percentile.
+   */
+  readonly meanReachable: number;
+  readonly worstTenthReachable: number;
   /** Share of views with tokens sent <= budget. */
   readonly withinBudget: number;
   /** Share of views the provider accepts (`validateMessages(view, 'openai')` is empty). */
@@ -99,6 +111,7 @@ export function reusedFacts(messages: readonly OpenAIChatMessage[], facts: reado
 
 interface Sample {
   kept: number;
+  reachable: number;
   reused: number | undefined;
   within: boolean;
   valid: boolean;
@@ -132,7 +145,9 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
       for (const system of options.systems) {
         let sample: Sample;
         try {
-          const view = await system.run(request, budget);
+          const output = await system.run(request, budget);
+          const view = Array.isArray(output) ? output : output.view;
+          const recallable = Array.isArray(output) ? [] : output.recallable;
           const sent = viewTokens(view, counter);
           let valid = false;
           try {
@@ -142,6 +157,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
           }
           sample = {
             kept: retentionOfFacts(facts, view).share,
+            reachable: recallable.length > 0 ? retentionOfFacts(facts, [...view, ...recallable]).share : retentionOfFacts(facts, view).share,
             reused: reused.length > 0 ? retentionOfFacts(reused, view).share : undefined,
             within: sent <= budget,
             valid,
@@ -149,7 +165,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
             error: false,
           };
         } catch {
-          sample = { kept: 0, reused: reused.length > 0 ? 0 : undefined, within: false, valid: false, sent: Number.NaN, error: true };
+          sample = { kept: 0, reachable: 0, reused: reused.length > 0 ? 0 : undefined, within: false, valid: false, sent: Number.NaN, error: true };
         }
         const key = keyOf(system.name, share);
         let list = samples.get(key);
@@ -173,6 +189,8 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
         meanKept: mean(list.map((s) => s.kept)),
         worstTenth: percentile(list.map((s) => s.kept), 0.1),
         reusedKept: mean(reused),
+        meanReachable: mean(list.map((s) => s.reachable)),
+        worstTenthReachable: percentile(list.map((s) => s.reachable), 0.1),
         withinBudget: list.length === 0 ? Number.NaN : list.filter((s) => s.within).length / list.length,
         valid: list.length === 0 ? Number.NaN : list.filter((s) => s.valid).length / list.length,
         medianSent: percentile(list.filter((s) => !s.error).map((s) => s.sent), 0.5),
