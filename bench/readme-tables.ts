@@ -1,0 +1,85 @@
+/**
+ * Prints the README's benchmark tables from `bench/results/latest.json` (a full run), so the
+ * figures the README cites are copied by a program, not by hand:
+ *
+ *   npx tsc -p tsconfig.json && node dist/bench/readme-tables.js
+ *
+ * Prints the time table (median ms per request, good views), the goals, and the adapter overhead
+ * table. Refuses a quick run's results.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+interface Row {
+  readonly workload: string;
+  readonly mode: string;
+  readonly system: string;
+  readonly requests: number;
+  readonly timeouts: number;
+  readonly medianMs?: number | null;
+  readonly goodPct?: number;
+}
+
+interface Results {
+  readonly mode: string;
+  readonly date: string;
+  readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string };
+  readonly loadAverage: { readonly before: number[] };
+  readonly rows: Row[];
+  readonly goals: { readonly holds: boolean; readonly goal: string; readonly measured: string }[];
+  readonly adapterOverhead?: { adapter: string; messages: number; withoutMs: number; withMs: number; overheadMs: number }[];
+}
+
+const COLUMNS = ['ctxfold', 'JSON.parse', 'langchain trimMessages', 'langchain trimMessages + memo', 'ai-sdk pruneMessages', 'ai-sdk pruneMessages + memo', 'slice(-N)'];
+const HEADERS = ['ctxfold', 'JSON.parse', 'trimMessages', 'trimMessages + memo', 'pruneMessages + cut', 'pruneMessages + memo', 'slice(-N)'];
+const WORKLOADS: [string, string][] = [['corpus', 'corpus'], ['gen-2k', '2k messages'], ['gen-10k', '10k messages'], ['gen-100k', '100k messages']];
+
+/** A share as the README writes it: whole percent. */
+function pctText(x: number | undefined): string {
+  return x === undefined ? '-' : `${Math.round(x)}%`;
+}
+
+/** A time as the README writes it: 3 significant digits, thousands separated. */
+function ms(x: number | null | undefined): string {
+  if (x === undefined || x === null || Number.isNaN(x)) return '-';
+  if (x >= 1000) return Math.round(x).toLocaleString('en-US');
+  if (x >= 100) return x.toFixed(1);
+  return x.toFixed(2);
+}
+
+function main(): void {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as Results;
+  if (results.mode !== 'full') throw new Error(`latest.json holds a ${results.mode} run; the README cites full runs only`);
+  const find = (workload: string, mode: string, system: string) => results.rows.find((r) => r.workload === workload && r.mode === mode && r.system === system);
+  const cell = (r: Row | undefined) => (r === undefined ? '-' : r.timeouts > 0 && (r.medianMs === undefined || r.medianMs === null) ? 'timed out' : ms(r.medianMs));
+  const lines = [`Run of ${results.date.slice(0, 10)}: ${results.machine.cpu}, ${results.machine.cores} cores, Node ${results.machine.node.replace(/^v/, '')}, load average ${results.loadAverage.before[0].toFixed(2)} at the start.`, ''];
+  lines.push(`| workload | ${HEADERS.join(' | ')} |`, `| --- |${HEADERS.map(() => ' ---: |').join('')}`);
+  for (const [key, label] of WORKLOADS) {
+    for (const mode of ['cold', 'replay']) {
+      const n = find(key, mode, 'ctxfold')?.requests;
+      // A peer whose cold call timed out is left out of that workload's replay.
+      const shown = (c: string) => (mode === 'replay' && !find(key, mode, c) && find(key, 'cold', c)?.timeouts ? 'skipped' : cell(find(key, mode, c)));
+      lines.push(`| ${label}, ${mode}${key === 'corpus' && n ? ` (${n})` : ''} | ${COLUMNS.map(shown).join(' | ')} |`);
+    }
+    if (key === 'corpus') lines.push(`| corpus, good views (replay) | ${COLUMNS.map((c) => (c === 'JSON.parse' ? '' : pctText(find(key, 'replay', c)?.goodPct))).join(' | ')} |`);
+  }
+  const generated = (c: string) => {
+    const pcts = results.rows.filter((r) => r.workload.startsWith('gen-') && r.system === c && r.goodPct !== undefined).map((r) => r.goodPct!);
+    if (pcts.length === 0) return '-';
+    const lo = Math.min(...pcts);
+    const hi = Math.max(...pcts);
+    return lo === hi ? pctText(lo) : `${pctText(lo)}–${pctText(hi)}`;
+  };
+  lines.push(`| generated, good views | ${COLUMNS.map((c) => (c === 'JSON.parse' ? '' : generated(c))).join(' | ')} |`);
+  lines.push('', 'Goals:', '');
+  for (const g of results.goals) lines.push(`- [${g.holds ? 'PASS' : 'MISS'}] ${g.goal}: ${g.measured}`);
+  if (results.adapterOverhead) {
+    lines.push('', '| adapter (row) | messages | SDK alone (ms) | with ctxfold (ms) | difference (ms) |', '| --- | ---: | ---: | ---: | ---: |');
+    for (const r of results.adapterOverhead) lines.push(`| ${r.adapter} | ${r.messages.toLocaleString('en-US')} | ${ms(r.withoutMs)} | ${ms(r.withMs)} | ${r.overheadMs >= 0 ? '+' : ''}${r.overheadMs.toFixed(2)} |`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main();
