@@ -117,7 +117,7 @@ describe('gaps of the lens for provider-level prompts (each title names the chan
   });
 
   /** V4 (ai 7) file data is a tagged union: `{ type: 'data', data }`, `{ type: 'url', url }`, `{ type: 'reference' }`, `{ type: 'text', text }`. */
-  test.failing('media.ts: a V4 file part\'s tagged `data` ({ type: "data", data } / { type: "url", url }) is read for the image size as V3 `data` is', () => {
+  test('media.ts: a V4 file part\'s tagged `data` ({ type: "data", data } / { type: "url", url }) is read for the image size as V3 `data` is', () => {
     const bytes = pngHeader(512, 512);
     const v3 = tokens({ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: bytes }] } as AiSdkMessage);
     const v4 = tokens({ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: { type: 'data', data: bytes } }] } as AiSdkMessage);
@@ -125,14 +125,14 @@ describe('gaps of the lens for provider-level prompts (each title names the chan
   });
 
   /** V4 `mediaType` may be the top-level segment alone (`image`), and `image/*` is normalized to it. */
-  test.failing('media.ts: a V4 file part with mediaType "image" (top-level segment only) is billed as an image', () => {
+  test('media.ts: a V4 file part with mediaType "image" (top-level segment only) is billed as an image', () => {
     const empty = tokens({ role: 'user', content: [] });
     const image = tokens({ role: 'user', content: [{ type: 'file', mediaType: 'image', data: { type: 'url', url: new URL('https://img.example/a.png') } }] } as AiSdkMessage);
     expect(image - empty).toBeGreaterThan(0);
   });
 
   /** V4 tool-result `content` outputs carry images as `{ type: 'file', mediaType: 'image/png', data: { type: 'data', data } }` (V3: `image-data` / `file-data`). */
-  test.failing('media.ts: an image `file` item of a V4 tool-result content output is billed as V3 `image-data` is', () => {
+  test('media.ts: an image `file` item of a V4 tool-result content output is billed as V3 `image-data` is', () => {
     const b64 = Buffer.from(pngHeader(512, 512)).toString('base64');
     const part = (item: unknown) => ({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'shot', output: { type: 'content', value: [item] } }] } as AiSdkMessage);
     const v3 = tokens(part({ type: 'image-data', data: b64, mediaType: 'image/png' }));

@@ -5,7 +5,8 @@ import type { AiSdkMessage } from './types.js';
 /**
  * Tokens the images of an AI SDK message cost, by OpenAI's published tile rule (the rule the
  * codebase bills images by; see openai-chat/image-tokens.ts): `image` parts, `file` parts with an
- * `image/*` media type, and image items of a tool result's `content` output. The size is read from
+ * `image/*` (or V4 `image`) media type, and image items of a tool result's `content` output (V3
+ * `image-data` / `file-data`, V4 `file`), V4's tagged file data included. The size is read from
  * inline data (a data URL, base64 text or bytes); a remote image counts as 1024x1024. Pure.
  */
 
@@ -27,7 +28,19 @@ function imageTokens(data: unknown, mediaType: unknown, low: boolean): number {
   return tiledImageTokens(UNKNOWN_IMAGE_SIZE.width, UNKNOWN_IMAGE_SIZE.height);
 }
 
-const isImageType = (t: unknown) => typeof t === 'string' && t.startsWith('image/');
+/** `image/png`, or (V4) the top-level segment alone: `image`. */
+const isImageType = (t: unknown) => typeof t === 'string' && (t === 'image' || t.startsWith('image/'));
+
+/**
+ * The payload of file data: V3 gives it as is; V4 (ai 7) tags it, `{ type: 'data', data }` or
+ * `{ type: 'url', url }` (a `reference` or `text` has no bytes to size: unknown, billed as such).
+ */
+function untagged(data: unknown): unknown {
+  if (!isObj(data) || data instanceof URL || typeof data.type !== 'string') return data;
+  if (data.type === 'data') return data.data;
+  if (data.type === 'url') return data.url;
+  return undefined;
+}
 
 /** True when a part asks OpenAI for its low-detail rendering (`providerOptions.openai.imageDetail: 'low'`). */
 function lowDetail(part: Obj): boolean {
@@ -42,7 +55,7 @@ function outputImages(part: Obj): number {
   let n = 0;
   for (const item of out.value) {
     if (!isObj(item)) continue;
-    if (item.type === 'image-data' || ((item.type === 'media' || item.type === 'file-data') && isImageType(item.mediaType))) n += imageTokens(item.data, item.mediaType, false);
+    if (item.type === 'image-data' || ((item.type === 'media' || item.type === 'file-data' || item.type === 'file') && isImageType(item.mediaType))) n += imageTokens(untagged(item.data), item.mediaType, false);
     else if (item.type === 'image-url') n += imageTokens(item.url, undefined, false);
   }
   return n;
@@ -56,7 +69,7 @@ export function messageMediaTokens(m: AiSdkMessage): number {
   for (const part of parts) {
     if (!isObj(part)) continue;
     if (part.type === 'image') n += imageTokens(part.image, part.mediaType, lowDetail(part));
-    else if (part.type === 'file' && isImageType(part.mediaType)) n += imageTokens(part.data, part.mediaType, lowDetail(part));
+    else if (part.type === 'file' && isImageType(part.mediaType)) n += imageTokens(untagged(part.data), part.mediaType, lowDetail(part));
     else if (part.type === 'tool-result') n += outputImages(part);
   }
   return n;
