@@ -37,7 +37,7 @@ export type { CompressOptions, SummaryInput, ToolOutputTrim } from './runtime/op
 export type { CompressReport, CompressResult, DroppedMessage } from './runtime/compress.js';
 export type { DropReason } from './core/report.js';
 export type { CompressWithSummaryOptions } from './runtime/one-shot.js';
-export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorRecall, CompressorStats, RequestExtras, ResponseFacts } from './runtime/compressor.js';
+export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorRecall, CompressorStats, RequestExtras, ResponseFacts, WrapOptions } from './runtime/compressor.js';
 export type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './runtime/summary-job.js';
 export type { SummarySkippedEvent } from './runtime/lease-job.js';
 export type { HistoryCache, HistoryCacheOptions, Recall, RememberedHistory } from './runtime/history-cache.js';

@@ -36,6 +36,8 @@ export interface CliOptions {
   port?: number;
   host?: string;
   store?: string;
+  /** serve: answer ctxfold_recall calls (the store keeps originals). */
+  recall?: boolean;
   config?: string;
   upstreamKeyEnv?: string;
   tenantHeader?: string;
@@ -236,6 +238,11 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
       if (spec !== 'memory' && !/^sqlite:.+/.test(spec) && !/^rediss?:\/\/[^/\s]/.test(spec)) throw new CliError(`--store must be ${STORE_FORMS}, got ${JSON.stringify(spec)}`);
       o.store = spec;
     },
+  },
+  {
+    long: 'recall', commands: ['serve'], fallback: 'off',
+    summary: 'keep the original messages each summary replaces and, on non-streamed chat/completions and responses, offer the ctxfold_recall tool and answer its calls (needs --store sqlite:PATH or memory)',
+    apply: (o) => { o.recall = true; },
   },
   {
     long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') }, commands: ['serve'], fallback: 'extractive',

@@ -54,6 +54,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       tokenizerModel: options.model,
       config,
       store: options.store,
+      recall: options.recall,
       summarizer: summarizer ?? null,
       upstreamKey,
       tenantHeader: options.tenantHeader,

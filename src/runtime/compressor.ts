@@ -25,6 +25,8 @@ import { originalRecords } from '../recall/records.js';
 import { recallToolToCount, toolsWithRecall } from '../recall/request-tool.js';
 import { resolveRecall, type RecallAnswer } from '../recall/resolve.js';
 import { keepingRecallNote, recallNoteSuffix } from '../recall/summary-note.js';
+import { answerRecallRounds } from '../recall/rounds.js';
+import { responseReader, type ReadResponse } from '../recall/wrap-reader.js';
 
 /** Options of `createCompressor`: planning options plus where state lives and who summarizes. */
 export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptions, 'summary' | 'historyCache' | 'chatId' | 'tools' | 'responseFormat' | 'instructions'> {
@@ -70,6 +72,19 @@ export interface CompressorRecall {
   readonly rounds: number;
   /** Answers one `ctxfold_recall` call of a chat (`resolveRecall` on this compressor's store and counter); never throws for bad arguments. */
   answer(chatId: string, args: unknown): Promise<RecallAnswer>;
+}
+
+/** Options of `wrap`. */
+export interface WrapOptions<Res> {
+  /**
+   * With `recall` on: how to read the handler's response (`'openai'`, `'openai-responses'`, or
+   * `{ format, read }`), so that `wrap` answers `ctxfold_recall` calls itself and calls the handler
+   * again (at most `recall.rounds` times): the application gets the last response. A response that
+   * mixes recall calls with the application's is returned without the recall calls when read as is
+   * (a format name), as it came with `{ format, read }`. Without it (or with recall off), `wrap`
+   * returns the first response and the application answers with `compressor.recall.answer`.
+   */
+  readonly readResponse?: ReadResponse<Res>;
 }
 
 /** Fields of a request that change what fits: the reply's reserve, tool definitions, a response schema. */
@@ -148,8 +163,12 @@ export interface CompressorJobStats {
 
 /** What `createCompressor` returns. */
 export interface Compressor<Req extends ChatRequest = ChatRequest> {
-  /** Wraps a chat handler: it receives the compressed view; its response is returned untouched. */
-  wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>): (request: R) => Promise<Res>;
+  /**
+   * Wraps a chat handler: it receives the compressed view (and `tools`, with the recall tool when
+   * recall is on); its response is returned untouched, unless `options.readResponse` lets `wrap`
+   * answer recall calls itself (see `WrapOptions`).
+   */
+  wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>, options?: WrapOptions<Res>): (request: R) => Promise<Res>;
   /**
    * The view for this chat now, using its stored summary when it still matches. Never waits for a
    * summarizer. `request` (optional) brings the reply's `max_tokens` and the tools to account for.
@@ -389,28 +408,40 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     if (report.summarize) schedule(chatId, messages);
   }
 
+  const recallApi: CompressorRecall | undefined = recall ? {
+    maxTokens: recall.maxTokens,
+    rounds: recall.rounds,
+    answer: (chatId: string, args: unknown) => (hasOriginals(store)
+      ? resolveRecall(store, chatId, args, { maxTokens: recall.maxTokens, countTokens: counter.text })
+      : Promise.reject(new InputError('options.recall', 'the store keeps no originals'))),
+  } : undefined;
+
   return {
-    wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>) {
+    wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>, wrapOptions?: WrapOptions<Res>) {
+      // Checked once, when wrapping; ignored with recall off (no recall call can come).
+      const reader = recallApi && wrapOptions?.readResponse !== undefined ? responseReader<Res>(wrapOptions.readResponse, format) : undefined;
       return async (request: R): Promise<Res> => {
         if (!request || !Array.isArray(request.messages)) throw new InputError('request.messages', 'must be an array of messages');
         const chatId = chatIdOf(request);
         const { messages, report, tools } = await compress(chatId, request.messages, request as RequestExtras);
-        const response = await handler({ ...request, messages, ...(tools ? { tools } : {}) });
-        afterResponse(chatId, request.messages, report, { billedInputTokens: billedInputTokens(response), model: modelOf(request as RequestExtras) });
+        const call = (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => handler({ ...request, messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) });
+        let response: Res = await call({ messages, tools });
+        let last = report;
+        if (reader) {
+          // Recall calls are answered here and the handler called again: the application gets the last response.
+          const out = await answerRecallRounds<Res>(response, report, {
+            compressor: { compress, recall: recallApi }, dialect: reader.dialect, chatId, history: request.messages, extras: request as RequestExtras, read: reader.read, ask: call,
+          });
+          response = out.pending && reader.asIs ? reader.dialect.without(out.reply) : out.reply;
+          last = out.report;
+        }
+        afterResponse(chatId, request.messages, last, { billedInputTokens: billedInputTokens(response), model: modelOf(request as RequestExtras) });
         return response;
       };
     },
     compress,
     afterResponse,
-    ...(recall ? {
-      recall: {
-        maxTokens: recall.maxTokens,
-        rounds: recall.rounds,
-        answer: (chatId: string, args: unknown) => (hasOriginals(store)
-          ? resolveRecall(store, chatId, args, { maxTokens: recall.maxTokens, countTokens: counter.text })
-          : Promise.reject(new InputError('options.recall', 'the store keeps no originals'))),
-      },
-    } : {}),
+    ...(recallApi ? { recall: recallApi } : {}),
     schedule(chatId, messages) {
       const { report } = analyzeContext(messages, { ...planning, chatId });
       return report.summarize ? schedule(chatId, messages) : 'not-needed';

@@ -21,6 +21,8 @@ export interface PoolOptions {
   readonly summarizer: Summarizer | null;
   readonly concurrency?: number;
   readonly jobTimeoutMs?: number;
+  /** Recall, as `createCompressor` takes it (the store must keep originals). */
+  readonly recall?: CompressorOptions['recall'];
   /** Called once for each compressor the pool makes (to subscribe to its events). */
   readonly onCreate?: (compressor: Compressor, limits: ResolvedLimits) => void;
 }
@@ -85,6 +87,7 @@ export function createCompressorPool(options: PoolOptions): CompressorPool {
         summarizer: options.summarizer,
         concurrency: options.concurrency,
         jobTimeoutMs: options.jobTimeoutMs,
+        recall: options.recall,
       });
       byWindow.set(key, compressor);
       options.onCreate?.(compressor, limits);

@@ -12,6 +12,7 @@ import { sendError } from './json-errors.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { ResolvedServerOptions } from './options.js';
 import { BodyAbortedError, BodyTooLargeError, readBody } from './read-body.js';
+import { forwardAnsweringRecall, proxyRecallDialect, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
 import type { FoldRoute } from './routes.js';
 import { tenantOf } from './tenant.js';
 import type { UpstreamKey } from './upstream.js';
@@ -94,22 +95,27 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
 
   const tenant = tenantOf(req.headers, { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader });
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
-  let fold: { chatId: string; source: string; report: CompressResult<unknown>['report']; compressorAfter: (facts: { billedInputTokens?: number }) => void } | undefined;
+  type Report = CompressResult<unknown>['report'];
+  let fold: { chatId: string; source: string; report: Report; compressorAfter: (facts: { billedInputTokens?: number }, last?: Report) => void; recall?: RecallExchange } | undefined;
   let outBody: Uint8Array = raw;
   let contentType: string | undefined;
   try {
     const chat = chatOf(req.headers, body, history, tenant, options.chatIdHeader);
     const { compressor } = ctx.pool.forModel(model);
-    const { messages: view, report } = await compressor.compress(chat.chatId, history as unknown[], route.endpoint.extras(body));
-    if (!unchanged(view, history)) {
-      outBody = Buffer.from(JSON.stringify({ ...(body as Fields), [route.endpoint.listField]: view }), 'utf8');
+    // Recall (--recall): offered, and answered here, on non-streamed Chat Completions and Responses only.
+    const dialect = proxyRecallDialect(route, body, compressor);
+    const extras = { ...route.endpoint.extras(body), ...(compressor.recall && !dialect ? { recall: false } : {}) };
+    const { messages: view, report, tools } = await compressor.compress(chat.chatId, history as unknown[], extras);
+    if (!unchanged(view, history) || tools) {
+      outBody = Buffer.from(JSON.stringify({ ...(body as Fields), [route.endpoint.listField]: view, ...(tools ? { tools } : {}) }), 'utf8');
       contentType = 'application/json';
     }
     fold = {
       chatId: chat.chatId,
       source: chat.source,
       report,
-      compressorAfter: (facts) => compressor.afterResponse(chat.chatId, history, report, { billedInputTokens: facts.billedInputTokens, model }),
+      compressorAfter: (facts, last = report) => compressor.afterResponse(chat.chatId, history, last, { billedInputTokens: facts.billedInputTokens, model }),
+      ...(dialect && tools ? { recall: { compressor, dialect, route, chatId: chat.chatId, history, extras, body, report } } : {}),
     };
     metrics.tokens(route.name, report.tokensBefore, report.tokensAfter);
   } catch (error) {
@@ -123,7 +129,8 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
   metrics.proxyOverhead(route.name, (performance.now() - started) / 1000);
 
   let watch: UsageWatch | undefined;
-  const result: ForwardResult = await forward(req, res, {
+  let recalled: RecallExchangeResult | undefined;
+  const result: ForwardResult = fold?.recall ? (recalled = await forwardAnsweringRecall(req, res, { ...base, body: outBody, contentType }, fold.recall)) : await forward(req, res, {
     ...base,
     body: outBody,
     contentType,
@@ -134,11 +141,11 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     },
   });
   if (result.upstreamSeconds !== undefined) metrics.upstreamLatency(route.name, result.upstreamSeconds);
-  const facts = result.complete && watch ? watch.end() : undefined;
+  const facts = recalled ? recalled.facts : result.complete && watch ? watch.end() : undefined;
   // Summaries follow answers the client received whole; a failed or cut answer schedules nothing.
   if (fold && facts && !facts.failed) {
     try {
-      fold.compressorAfter(facts);
+      fold.compressorAfter(facts, recalled?.report);
     } catch (error) {
       logger.error({ route: route.name, tenant, err: { name: (error as Error)?.name, message: (error as Error)?.message } }, 'afterResponse failed: no summary scheduled for this answer');
     }
@@ -155,6 +162,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     messagesBefore: report?.messagesBefore,
     messagesAfter: report?.messagesAfter,
     summaryApplied: report?.summary.applied,
+    recallRounds: recalled?.rounds,
     billedInputTokens: facts?.billedInputTokens,
     upstreamMs: result.upstreamSeconds !== undefined ? Math.round(result.upstreamSeconds * 1000) : undefined,
     complete: result.complete,

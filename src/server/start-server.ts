@@ -65,6 +65,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     summarizer: options.summarizer === undefined ? createExtractiveSummarizer() : options.summarizer,
     concurrency: options.concurrency,
     jobTimeoutMs: options.jobTimeoutMs,
+    recall: options.recall,
     onCreate: (compressor, limits) => {
       metrics.watch(compressor);
       compressor.on('summary:failed', (e) => logger.warn({ chat: fingerprintText(e.chatId), err: { message: e.error instanceof Error ? e.error.message : String(e.error) } }, 'summary job failed'));

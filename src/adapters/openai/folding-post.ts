@@ -5,9 +5,10 @@ import type { Compressor, RequestExtras } from '../../runtime/compressor.js';
 import { chatIdOfBody, type ChatIdOf } from './chat-id.js';
 import { CHAT_COMPLETIONS, endpointAt, isFields, RESPONSES, type Endpoint, type Fields } from './endpoints.js';
 import { watchedStream } from './observe-stream.js';
-import { CHAT_RECALL } from './recall-chat.js';
-import { RESPONSES_RECALL } from './recall-responses.js';
-import { answerRecallRounds, type RecallDialect } from './recall-rounds.js';
+import { CHAT_RECALL } from '../../recall/chat-dialect.js';
+import type { RecallDialect } from '../../recall/dialect.js';
+import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
+import { answerRecallRounds } from '../../recall/rounds.js';
 
 /** The client's `post`, whose options may be a promise: the SDK's own resources call it with `{ body, ...options, stream }`. */
 type Post = OpenAI['post'];
@@ -126,15 +127,17 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
       if (!recall) return answered(data, call, folding, client);
       // Recall calls are answered here and the model asked again: the application gets the last response.
       const first = call;
-      return answerRecallRounds(data, first.report, {
+      return answerRecallRounds<unknown>(data, first.report, {
         compressor: folding.compressor,
         dialect: recall.dialect,
         chatId: first.chatId,
         history: first.history,
         extras: recall.extras,
-        body: recall.body,
-        post: (body) => client.post(path, { ...recall.options, body }),
-      }).then(({ response, report }) => answered(response as Rsp, { ...first, report }, folding, client)) as unknown as Rsp;
+        ask: (view) => client.post(path, { ...recall.options, body: { ...recall.body, [recall.dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) } }),
+      }).then(({ reply, report, pending }) => {
+        const response = pending ? recall.dialect.without(reply) : reply;
+        return answered(response as Rsp, { ...first, report }, folding, client);
+      }) as unknown as Rsp;
     });
   };
 }

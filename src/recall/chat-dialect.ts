@@ -1,6 +1,5 @@
-import { RECALL_TOOL_NAME } from '../../recall/tool-definition.js';
-import { isFields, type Fields } from './endpoints.js';
-import type { RecallAsk, RecallDialect } from './recall-rounds.js';
+import { RECALL_TOOL_NAME } from './tool-definition.js';
+import { isFields, type Fields, type RecallAsk, type RecallDialect } from './dialect.js';
 
 const isRecallCall = (c: unknown): boolean => isFields(c) && isFields(c.function) && c.function.name === RECALL_TOOL_NAME;
 
@@ -55,6 +54,7 @@ export function withoutRecallCalls<T>(response: T): T {
  * `tool_calls`), each call answered by a `tool` message with its `tool_call_id`.
  */
 export const CHAT_RECALL: RecallDialect = Object.freeze<RecallDialect>({
+  format: 'openai' as const,
   listField: 'messages' as const,
   read,
   turn(response: Fields) {

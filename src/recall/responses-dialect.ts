@@ -1,6 +1,5 @@
-import { RECALL_TOOL_NAME } from '../../recall/tool-definition.js';
-import { isFields, type Fields } from './endpoints.js';
-import type { RecallAsk, RecallDialect } from './recall-rounds.js';
+import { RECALL_TOOL_NAME } from './tool-definition.js';
+import { isFields, type Fields, type RecallAsk, type RecallDialect } from './dialect.js';
 
 const isRecallCall = (item: unknown): boolean => isFields(item) && item.type === 'function_call' && item.name === RECALL_TOOL_NAME;
 const isReasoning = (item: unknown): boolean => isFields(item) && item.type === 'reasoning';
@@ -40,6 +39,7 @@ export function withoutResponsesRecallCalls<T>(response: T): T {
  * before the item it was produced with), each call answered by a `function_call_output` with its `call_id`.
  */
 export const RESPONSES_RECALL: RecallDialect = Object.freeze<RecallDialect>({
+  format: 'openai-responses' as const,
   listField: 'input' as const,
   read,
   turn: (response: Fields) => outputOf(response).slice(),

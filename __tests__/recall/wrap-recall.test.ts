@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, test } from '@jest/globals';
+import { InputError } from '../../src/errors.js';
+import { createCompressor, type ChatRequest, type Compressor, type CompressorOptions } from '../../src/runtime/compressor.js';
+import { createTokenCounter } from '../../src/tokens/counter.js';
+
+/**
+ * `wrap(handler, { readResponse })`: with a response reader, `wrap` answers `ctxfold_recall` calls
+ * itself and calls the handler again, so the application gets the final response only. Without
+ * one, the first response comes back untouched, recall call included.
+ */
+
+const counter = createTokenCounter();
+const FACT = 'Noted: the deploy script reads its settings from /etc/lantern/app.toml, key LX-5520.';
+const open: Compressor[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close(200)));
+});
+
+type Msg = Record<string, unknown>;
+type Request = ChatRequest<Msg> & { chatId: string; tools?: unknown[] };
+
+/** `turns` user/assistant pairs (about 70 tokens each) after a system message; #2 holds `FACT`. */
+function history(turns: number, assistant: (text: string) => Msg = (text) => ({ role: 'assistant', content: text })): Msg[] {
+  const out: Msg[] = [{ role: 'system', content: 'You are a careful assistant.' }];
+  for (let t = 0; t < turns; t++) {
+    out.push({ role: 'user', content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}` });
+    out.push(assistant(t === 0 ? FACT : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`));
+  }
+  return out;
+}
+
+/** A Chat Completions response: a text, or tool calls. */
+function completion(n: number, reply: string | { name: string; arguments: unknown }[]): Record<string, unknown> {
+  const message = typeof reply === 'string'
+    ? { role: 'assistant', content: reply }
+    : { role: 'assistant', content: null, tool_calls: reply.map((c, k) => ({ id: `call_${n}_${k}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) };
+  return { id: `chatcmpl-${n}`, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: typeof reply === 'string' ? 'stop' : 'tool_calls' }], usage: { prompt_tokens: 100 } };
+}
+
+/** A Responses response: a text, or function calls. */
+function responsesReply(n: number, reply: string | { name: string; arguments: unknown }[]): Record<string, unknown> {
+  const output = typeof reply === 'string'
+    ? [{ type: 'message', id: `msg_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: reply, annotations: [] }] }]
+    : reply.map((c, k) => ({ type: 'function_call', id: `fc_${n}_${k}`, call_id: `call_${n}_${k}`, name: c.name, arguments: JSON.stringify(c.arguments), status: 'completed' }));
+  return { id: `resp_${n}`, object: 'response', status: 'completed', output, usage: { input_tokens: 100 } };
+}
+
+/** A scripted model: each call takes the next reply (default a text `ok <n>`), and every request is kept. */
+function scripted<Res>(make: (n: number, reply: string | { name: string; arguments: unknown }[]) => Res) {
+  const requests: Request[] = [];
+  const queue: (string | { name: string; arguments: unknown }[])[] = [];
+  const handler = async (request: Request): Promise<Res> => {
+    requests.push(structuredClone(request));
+    return make(requests.length, queue.shift() ?? `ok ${requests.length}`);
+  };
+  return { requests, handler, enqueue: (...r: typeof queue) => void queue.push(...r) };
+}
+
+/** A compressor with recall on whose chat "w" has a summary over its early messages. */
+async function summarizedCompressor(messages: Msg[], options: Partial<CompressorOptions<Request>> = {}) {
+  const compressor = createCompressor<Request>({ maxContextTokens: 2000, keepLast: 4, recall: true, counter, ...options });
+  open.push(compressor);
+  await compressor.wrap(async () => completion(0, 'first'))({ chatId: 'w', messages });
+  await compressor.drain();
+  return compressor;
+}
+
+const recall = (args: unknown) => [{ name: 'ctxfold_recall', arguments: args }];
+const ask = (messages: Msg[]): Request => ({ chatId: 'w', messages: [...messages, { role: 'user', content: 'Where are the settings?' }] });
+
+describe('wrap answers recall calls when given a response reader', () => {
+  test("readResponse 'openai': the handler is called again with #2's original text; the application gets the final response", async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages);
+    const model = scripted(completion);
+    model.enqueue(recall({ ids: ['#2'] }), 'The key is LX-5520.');
+    const request = ask(messages);
+    const copy = structuredClone(request);
+    const response = await compressor.wrap(model.handler, { readResponse: 'openai' })(request);
+
+    expect(response).toMatchObject({ choices: [{ message: { role: 'assistant', content: 'The key is LX-5520.' }, finish_reason: 'stop' }] });
+    expect(request).toEqual(copy);
+    expect(model.requests).toHaveLength(2);
+    const [first, second] = model.requests;
+    expect(JSON.stringify(first.messages)).not.toContain('deploy script reads its settings');
+    expect((first.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(['ctxfold_recall']);
+    const tail = second.messages.slice(-2);
+    expect(tail[0]).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_1_0', function: { name: 'ctxfold_recall' } }] });
+    expect(tail[1]).toMatchObject({ role: 'tool', tool_call_id: 'call_1_0' });
+    expect(tail[1].content).toContain(FACT);
+  });
+
+  test('{ format, read }: the reader finds the response inside what the handler returns; the last wrapper comes back', async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages);
+    const model = scripted((n, reply) => ({ data: completion(n, reply), status: 200 }));
+    model.enqueue(recall({ query: 'LX-5520' }), 'found');
+    const response = await compressor.wrap(model.handler, { readResponse: { format: 'openai', read: (r) => r.data } })(ask(messages));
+    expect(response).toMatchObject({ status: 200, data: { id: 'chatcmpl-2', choices: [{ message: { content: 'found' } }] } });
+    expect(model.requests).toHaveLength(2);
+    expect(model.requests[1].messages.at(-1)!.content).toContain(FACT);
+  });
+
+  test("readResponse 'openai-responses': Responses items, answered with a function_call_output", async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages, { format: 'openai-responses' });
+    const model = scripted(responsesReply);
+    model.enqueue(recall({ ids: ['#2'] }), 'The key is LX-5520.');
+    const response = await compressor.wrap(model.handler, { readResponse: 'openai-responses' })(ask(messages));
+    expect(response).toMatchObject({ id: 'resp_2', output: [{ type: 'message', content: [{ text: 'The key is LX-5520.' }] }] });
+    const tail = model.requests[1].messages.slice(-2);
+    expect(tail[0]).toMatchObject({ type: 'function_call', name: 'ctxfold_recall', call_id: 'call_1_0' });
+    expect(tail[1]).toMatchObject({ type: 'function_call_output', call_id: 'call_1_0' });
+    expect(tail[1].output).toContain(FACT);
+  });
+
+  test('a response mixing recall with the application\'s call comes back without the recall call; rounds are bounded', async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages, { recall: { rounds: 1 } });
+    const model = scripted(completion);
+    model.enqueue([...recall({ ids: ['#2'] }), { name: 'lookup', arguments: { q: 'x' } }]);
+    const mixed = await compressor.wrap(model.handler, { readResponse: 'openai' })(ask(messages)) as { choices: { message: { tool_calls: { function: { name: string } }[] } }[] };
+    expect(model.requests).toHaveLength(1);
+    expect(mixed.choices[0].message.tool_calls.map((c) => c.function.name)).toEqual(['lookup']);
+
+    model.enqueue(recall({ ids: ['#2'] }), recall({ ids: ['#3'] }));
+    const past = await compressor.wrap(model.handler, { readResponse: 'openai' })(ask(messages)) as { choices: { message: Msg; finish_reason: string }[] };
+    expect(model.requests).toHaveLength(3); // one call and one answered round
+    expect(past.choices[0].message.tool_calls).toBeUndefined();
+    expect(past.choices[0].finish_reason).toBe('stop');
+  });
+});
+
+describe('without a reader, wrap is unchanged', () => {
+  test('the first response comes back as it is, recall call included; the application answers it with compressor.recall.answer', async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages);
+    const model = scripted(completion);
+    model.enqueue(recall({ ids: ['#2'] }));
+    const response = await compressor.wrap(model.handler)(ask(messages)) as { choices: { message: { tool_calls: { function: { name: string; arguments: string } }[] } }[] };
+    expect(model.requests).toHaveLength(1);
+    const call = response.choices[0].message.tool_calls[0];
+    expect(call.function.name).toBe('ctxfold_recall');
+    expect((await compressor.recall!.answer('w', call.function.arguments)).text).toContain(FACT);
+  });
+
+  test('a bad readResponse, or one whose format is not the compressor\'s, is an InputError naming options.readResponse', async () => {
+    const compressor = createCompressor<Request>({ maxContextTokens: 2000, recall: true, counter, format: 'openai' });
+    open.push(compressor);
+    const handler = async () => ({});
+    expect(() => compressor.wrap(handler, { readResponse: 'anthropic' as never })).toThrow(InputError);
+    expect(() => compressor.wrap(handler, { readResponse: { format: 'openai' } as never })).toThrow(/^options\.readResponse: must be/);
+    expect(() => compressor.wrap(handler, { readResponse: 'openai-responses' })).toThrow(/^options\.readResponse: reads openai-responses responses, but the compressor's format is "openai"/);
+  });
+});

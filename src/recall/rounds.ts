@@ -1,0 +1,82 @@
+import type { CompressResult } from '../runtime/compress.js';
+import type { CompressorRecall, RequestExtras } from '../runtime/compressor.js';
+import { CHAT_RECALL } from './chat-dialect.js';
+import { isFields, type RecallDialect } from './dialect.js';
+import { RESPONSES_RECALL } from './responses-dialect.js';
+
+/** The formats whose responses ctxfold can read recall calls from (and answer them). */
+export type RecallDialectName = RecallDialect['format'];
+
+/** The dialect of a format, or undefined for a format whose responses are not read for recall. */
+export function recallDialect(format: unknown): RecallDialect | undefined {
+  if (format === 'openai') return CHAT_RECALL;
+  if (format === 'openai-responses') return RESPONSES_RECALL;
+  return undefined;
+}
+
+type Report = CompressResult<unknown>['report'];
+
+/** The view a new round sends: the history's view and the request's tools (recall tool included). */
+export interface RecallView {
+  readonly messages: unknown[];
+  readonly tools?: unknown[];
+}
+
+/** What answering recall rounds needs: the compressor, the call's chat, history and extras, and a way to ask the model again. */
+export interface RecallRounds<R> {
+  /** The compressor that made the first view (its `compress`, and its `recall`: without it, nothing is answered). */
+  readonly compressor: { readonly recall?: CompressorRecall; compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M> & { readonly tools?: unknown[] }> };
+  readonly dialect: RecallDialect;
+  readonly chatId: string;
+  /** The application's history (the recall rounds are appended to a copy, never to it). */
+  readonly history: readonly unknown[];
+  readonly extras: RequestExtras;
+  /** A reply in the dialect's shape, or undefined when it cannot be read (it is then returned as is). Default: the reply itself. */
+  readonly read?: (reply: R) => unknown;
+  /** Sends the same request again with this view, and resolves to the model's reply. */
+  readonly ask: (view: RecallView) => Promise<R>;
+}
+
+/** How the rounds ended. Invariant: `pending` is true exactly when `reply` still holds recall calls (pass it through `dialect.without`). */
+export interface RecallOutcome<R> {
+  readonly reply: R;
+  /** The report of the last view sent. */
+  readonly report: Report;
+  /** Rounds answered (requests sent again). */
+  readonly rounds: number;
+  /** True when the reply holds recall calls that were not answered (mixed with the application's calls, or past the rounds). */
+  readonly pending: boolean;
+}
+
+/**
+ * Answers the `ctxfold_recall` calls of a reply and asks the model again, up to
+ * `compressor.recall.rounds` times. Rule: a reply the dialect calls answerable is answered (the
+ * model's turn and one result per call are appended to a copy of the history, the whole is
+ * compressed again within the budget, and `ask` sends it with the new view and tools); any other
+ * reply is returned, `pending` when it still holds recall calls (one that mixes them with the
+ * application's calls, or the one past the rounds): the caller removes them, so nothing the
+ * application would run is ever dropped. Endpoint-neutral: the adapter, the proxy and `wrap` use it.
+ */
+export async function answerRecallRounds<R>(first: R, report: Report, round: RecallRounds<R>): Promise<RecallOutcome<R>> {
+  const recall = round.compressor.recall;
+  if (!recall) return { reply: first, report, rounds: 0, pending: false };
+  const { dialect } = round;
+  const read = round.read ?? ((reply: R) => reply);
+  let reply = first;
+  let last = report;
+  const added: unknown[] = [];
+  for (let answered = 0; ; answered++) {
+    const shaped = read(reply);
+    const asked = isFields(shaped) ? dialect.read(shaped) : undefined;
+    if (!asked) return { reply, report: last, rounds: answered, pending: false };
+    if (!asked.answerable || answered >= recall.rounds) return { reply, report: last, rounds: answered, pending: true };
+    added.push(...dialect.turn(shaped as Record<string, unknown>));
+    for (const call of asked.calls) {
+      const answer = await recall.answer(round.chatId, call.arguments);
+      added.push(dialect.result(call, answer.text));
+    }
+    const view = await round.compressor.compress(round.chatId, [...round.history, ...added], round.extras);
+    last = view.report;
+    reply = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) });
+  }
+}

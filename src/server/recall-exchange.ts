@@ -1,0 +1,169 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { isFields, type Fields } from '../adapters/openai/endpoints.js';
+import type { RecallDialect } from '../recall/dialect.js';
+import { answerRecallRounds, recallDialect } from '../recall/rounds.js';
+import type { CompressResult } from '../runtime/compress.js';
+import type { Compressor, RequestExtras } from '../runtime/compressor.js';
+import { CLIENT_CLOSED, type ForwardCall, type ForwardResult } from './forward.js';
+import { sendError } from './json-errors.js';
+import type { FoldRoute } from './routes.js';
+import { callUpstream, forwardHeaders, relayedHeaders, upstreamUrl, UpstreamError } from './upstream.js';
+import type { AnswerFacts } from './usage-watch.js';
+
+type Report = CompressResult<unknown>['report'];
+
+/** A JSON answer larger than this is relayed as it came, never read for recall calls. */
+const MAX_READ_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The dialect whose recall calls the proxy answers on this request, or undefined: recall off, a
+ * stream (`"stream": true`), a route other than Chat Completions and Responses (`/v1/messages`),
+ * or legacy Chat `functions`. Invariant: undefined exactly when the request gets no recall tool.
+ */
+export function proxyRecallDialect(route: FoldRoute, body: Fields, compressor: Compressor): RecallDialect | undefined {
+  if (compressor.recall === undefined || body.stream === true) return undefined;
+  if (route.endpoint.format === 'openai' && body.functions !== undefined) return undefined;
+  return recallDialect(route.endpoint.format);
+}
+
+/** One upstream answer, read whole. `json` is set for a 2xx JSON object body of at most 16 MiB. */
+interface WholeReply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly bytes: Buffer;
+  readonly json?: Fields;
+}
+
+/** What answering recall calls on one request needs: the request's chat, history and first view. */
+export interface RecallExchange {
+  readonly compressor: Compressor;
+  readonly dialect: RecallDialect;
+  readonly route: FoldRoute;
+  /** The tenant-scoped chat id: recall answers read this chat's originals only. */
+  readonly chatId: string;
+  readonly history: readonly unknown[];
+  readonly extras: RequestExtras;
+  /** The client's body (its other fields are sent again on each round). */
+  readonly body: Fields;
+  /** The report of the first view. */
+  readonly report: Report;
+}
+
+/** How the exchange ended: the forward result, what the last answer said, and the rounds answered. */
+export interface RecallExchangeResult extends ForwardResult {
+  readonly facts?: AnswerFacts;
+  readonly report: Report;
+  readonly rounds: number;
+}
+
+async function fetchWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> {
+  const upstream = await callUpstream({
+    url: upstreamUrl(call.upstream, call.path, call.search),
+    method: call.method,
+    headers: forwardHeaders(req.headers, call.key, contentType),
+    body,
+    clientGone: call.clientGone,
+    timeoutMs: call.timeoutMs,
+  });
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of upstream.chunks()) chunks.push(chunk);
+  const bytes = Buffer.concat(chunks);
+  const { status, headers } = upstream.response;
+  let json: Fields | undefined;
+  if (status >= 200 && status < 300 && bytes.length <= MAX_READ_BYTES && (headers.get('content-type') ?? '').toLowerCase().includes('json')) {
+    try {
+      const parsed: unknown = JSON.parse(bytes.toString('utf8'));
+      json = isFields(parsed) ? parsed : undefined;
+    } catch {
+      json = undefined;
+    }
+  }
+  return { status, headers, bytes, json };
+}
+
+/** Sends a whole answer to the client: the upstream's bytes, or (`strip`) its JSON without recall calls. Resolves true once it was all sent. */
+function answer(res: ServerResponse, reply: WholeReply, strip: RecallDialect | undefined, extraHeaders: Record<string, string> = {}): Promise<boolean> {
+  const headers: Record<string, string | string[]> = { ...relayedHeaders(reply.headers), ...extraHeaders };
+  let bytes: Buffer = reply.bytes;
+  const stripped = strip && reply.json ? strip.without(reply.json) : undefined;
+  if (stripped !== undefined && stripped !== reply.json) {
+    bytes = Buffer.from(JSON.stringify(stripped), 'utf8');
+    delete headers['content-encoding'];
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(bytes.length);
+  }
+  return new Promise((resolve) => {
+    res.once('finish', () => resolve(true));
+    res.once('close', () => resolve(res.writableFinished));
+    res.writeHead(reply.status, headers);
+    res.end(bytes);
+  });
+}
+
+/**
+ * Forwards a non-streamed request whose view offers the recall tool, reading each answer whole:
+ * while an answer holds only recall calls, they are answered from the caller's chat (`chatId`,
+ * tenant-scoped) and the model is asked again with the new view, at most `recall.rounds` times
+ * (the rules of `answerRecallRounds`); the client gets the last answer only, with its own bytes
+ * when it holds no recall call, else its JSON without them. Upstream failures are answered as
+ * `forward` answers them (502, 504, 499); a failure of ctxfold in a round sends the last answer
+ * received, without its recall calls: no answer is lost to it.
+ */
+export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerResponse, call: ForwardCall, exchange: RecallExchange): Promise<RecallExchangeResult> {
+  const { dialect, route } = exchange;
+  let upstreamSeconds = 0;
+  let latest: WholeReply | undefined;
+  let rounds = 0;
+  let report = exchange.report;
+  const send = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> => {
+    const started = performance.now();
+    try {
+      latest = await fetchWhole(req, call, body, contentType);
+      return latest;
+    } finally {
+      upstreamSeconds += (performance.now() - started) / 1000;
+    }
+  };
+  let reply: WholeReply;
+  let strip: RecallDialect | undefined;
+  let problem: string | undefined;
+  try {
+    const out = await answerRecallRounds<WholeReply>(await send(call.body, call.contentType), exchange.report, {
+      compressor: exchange.compressor,
+      dialect,
+      chatId: exchange.chatId,
+      history: exchange.history,
+      extras: exchange.extras,
+      read: (r) => r.json,
+      ask: (view) => {
+        rounds++;
+        const body = { ...exchange.body, [dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) };
+        return send(Buffer.from(JSON.stringify(body), 'utf8'), 'application/json');
+      },
+    });
+    ({ reply, report } = out);
+    rounds = out.rounds;
+    strip = out.pending ? dialect : undefined;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof UpstreamError || latest === undefined) {
+      const failure = error instanceof UpstreamError ? error.failure : 'unreachable';
+      if (failure === 'client-gone') {
+        res.destroy();
+        return { status: CLIENT_CLOSED, complete: false, problem: message, report, rounds };
+      }
+      const status = failure === 'timeout' ? 504 : 502;
+      sendError(res, call.errors, { status, message, code: failure === 'timeout' ? 'ctxfold_upstream_timeout' : 'ctxfold_upstream_unreachable' });
+      return { status, complete: false, problem: message, report, rounds };
+    }
+    reply = latest;
+    strip = dialect;
+    problem = `recall round failed, sent the last answer: ${message}`;
+  }
+  const complete = await answer(res, reply, strip, call.extraHeaders);
+  const facts = complete && reply.json ? { billedInputTokens: route.endpoint.billed(reply.json), failed: route.endpoint.failed(reply.json) } : undefined;
+  const why = problem ?? (complete ? undefined : 'the client disconnected');
+  const status = complete || !call.clientGone.aborted ? reply.status : CLIENT_CLOSED;
+  return { status, complete, upstreamSeconds, ...(why !== undefined ? { problem: why } : {}), facts, report, rounds };
+}
