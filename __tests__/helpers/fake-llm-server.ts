@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /**
  * A real HTTP server on 127.0.0.1 (port 0) that answers `POST /v1/chat/completions` like the
@@ -91,7 +91,6 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
 export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Promise<FakeLlmServer> {
   const requests: RecordedRequest[] = [];
   const queue: FakeReply[] = [];
-  const sockets = new Set<Socket>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let completions = 0;
   const defaultReply = options.reply ?? ((_request: RecordedRequest, index: number) => `fake reply ${index + 1}`);
@@ -144,18 +143,10 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
       timers.add(timer);
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const loopback = await listenOnLoopback(server);
 
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: loopback.baseURL,
     requests,
     enqueue(reply: FakeReply, times = 1) {
       for (let i = 0; i < times; i++) queue.push(reply);
@@ -163,9 +154,7 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
     async close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
+      await loopback.close();
     },
   };
 }

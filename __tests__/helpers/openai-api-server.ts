@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /**
  * A real HTTP server on 127.0.0.1 (port 0) that speaks the two OpenAI endpoints the `openai`
@@ -171,7 +171,6 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 export async function startOpenAIApiServer(options: ApiServerOptions = {}): Promise<OpenAIApiServer> {
   const requests: ApiRequest[] = [];
   const queue: ApiReply[] = [];
-  const sockets = new Set<Socket>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const promptTokens = options.promptTokens ?? ((r) => Math.ceil(r.rawBody.length / 4));
   let answered = 0;
@@ -244,18 +243,10 @@ export async function startOpenAIApiServer(options: ApiServerOptions = {}): Prom
       timers.add(timer);
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const loopback = await listenOnLoopback(server);
 
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: loopback.baseURL,
     requests,
     enqueue(reply: ApiReply, times = 1) {
       for (let i = 0; i < times; i++) queue.push(reply);
@@ -263,9 +254,7 @@ export async function startOpenAIApiServer(options: ApiServerOptions = {}): Prom
     async close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
+      await loopback.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /**
  * A scriptable stand-in upstream on 127.0.0.1 (port 0) for the proxy's tests: every request is
@@ -72,7 +72,6 @@ export async function startUpstream(handler: UpstreamHandler = (_r, res) => json
   const requests: UpstreamRequest[] = [];
   const cutOff: UpstreamRequest[] = [];
   const waiters: ((r: UpstreamRequest) => void)[] = [];
-  const sockets = new Set<Socket>();
   let current = handler;
 
   const server = createServer((req, res) => {
@@ -100,17 +99,9 @@ export async function startUpstream(handler: UpstreamHandler = (_r, res) => json
       });
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const loopback = await listenOnLoopback(server);
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: loopback.baseURL,
     requests,
     cutOff,
     handle(next) {
@@ -118,9 +109,7 @@ export async function startUpstream(handler: UpstreamHandler = (_r, res) => json
     },
     nextCutOff: () => new Promise((resolve) => waiters.push(resolve)),
     async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
+      await loopback.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { responsesResponse, responsesStream } from './responses-reply.js';
+import { listenOnLoopback } from '../helpers/loopback.js';
 
 /**
  * A loopback stand-in for `POST /v1/chat/completions` and `POST /v1/responses` (127.0.0.1, port 0)
@@ -32,7 +32,6 @@ export async function startChatStandIn(): Promise<ChatStandIn> {
   const bodies: Record<string, unknown>[] = [];
   const paths: string[] = [];
   const queue: StandInReply[] = [];
-  const sockets = new Set<Socket>();
   let n = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -69,24 +68,14 @@ export async function startChatStandIn(): Promise<ChatStandIn> {
       }));
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const loopback = await listenOnLoopback(server);
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: loopback.baseURL,
     bodies,
     paths,
     enqueue: (...replies) => void queue.push(...replies),
     async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const s of sockets) s.destroy();
-      await closed;
+      await loopback.close();
     },
   };
 }
