@@ -3,7 +3,7 @@ import { describe } from '../formats/describe.js';
 import { MemoryOriginals, type OriginalsBounds } from '../recall/memory-originals.js';
 import type { OriginalRecord, OriginalsStore } from '../recall/originals.js';
 import { assertCommittable } from './commit-rules.js';
-import type { ChatState, StateStore } from './state.js';
+import { stateFields, type ChatState, type StateStore } from './state.js';
 
 /** Options of `MemoryStore`. */
 export interface MemoryStoreOptions {
@@ -93,16 +93,5 @@ export class MemoryStore implements StateStore, OriginalsStore {
 
 /** Only the fields of `ChatState` (as SQLite stores them), deep-frozen. */
 function frozenCopy(state: ChatState): ChatState {
-  return Object.freeze({
-    chatId: state.chatId,
-    version: state.version,
-    summary: state.summary,
-    coveredIds: Object.freeze([...state.coveredIds]),
-    summarizer: state.summarizer,
-    ...(state.model !== undefined ? { model: state.model } : {}),
-    tokensBefore: state.tokensBefore,
-    tokensAfter: state.tokensAfter,
-    createdAt: state.createdAt,
-    updatedAt: state.updatedAt,
-  });
+  return Object.freeze({ ...stateFields(state), coveredIds: Object.freeze([...state.coveredIds]) });
 }

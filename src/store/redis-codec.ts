@@ -1,19 +1,8 @@
-import type { ChatState } from './state.js';
+import { stateFields, type ChatState } from './state.js';
 
 /** The JSON a `RedisStore` keeps in a chat's hash (`state` field): exactly the fields of `ChatState`. */
 export function encodeState(state: ChatState): string {
-  return JSON.stringify({
-    chatId: state.chatId,
-    version: state.version,
-    summary: state.summary,
-    coveredIds: state.coveredIds,
-    summarizer: state.summarizer,
-    ...(state.model !== undefined ? { model: state.model } : {}),
-    tokensBefore: state.tokensBefore,
-    tokensAfter: state.tokensAfter,
-    createdAt: state.createdAt,
-    updatedAt: state.updatedAt,
-  });
+  return JSON.stringify(stateFields(state));
 }
 
 /**

@@ -31,3 +31,19 @@ export interface StateStore {
   delete(chatId: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Exactly the fields of `ChatState`, copied from `state` (extra properties dropped; `model` only when set). */
+export function stateFields(state: ChatState): ChatState {
+  return {
+    chatId: state.chatId,
+    version: state.version,
+    summary: state.summary,
+    coveredIds: state.coveredIds,
+    summarizer: state.summarizer,
+    ...(state.model !== undefined ? { model: state.model } : {}),
+    tokensBefore: state.tokensBefore,
+    tokensAfter: state.tokensAfter,
+    createdAt: state.createdAt,
+    updatedAt: state.updatedAt,
+  };
+}
