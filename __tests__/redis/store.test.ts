@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { StoreError } from '../../src/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import type { ChatState, StateStore } from '../../src/store/state.js';
+import type { StateStore } from '../../src/store/state.js';
 import { redisDescribe, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { stateOf, stateStoreContract } from '../helpers/store-contract.js';
 
