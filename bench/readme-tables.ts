@@ -29,6 +29,7 @@ interface Results {
   readonly rows: Row[];
   readonly goals: { readonly holds: boolean; readonly goal: string; readonly measured: string }[];
   readonly adapterOverhead?: { adapter: string; messages: number; withoutMs: number; withMs: number; overheadMs: number }[];
+  readonly proxyLoad?: { row: string; addedP50Ms?: number; addedP99Ms?: number; floorMs?: number; errors: number; timeouts: number; non2xx: number; proxyP99Ms: number; verdict: string; goal: string }[];
 }
 
 const COLUMNS = ['ctxfold', 'JSON.parse', 'langchain trimMessages', 'langchain trimMessages + memo', 'ai-sdk pruneMessages', 'ai-sdk pruneMessages + memo', 'slice(-N)'];
@@ -78,6 +79,13 @@ function main(): void {
   if (results.adapterOverhead) {
     lines.push('', '| adapter (row) | messages | SDK alone (ms) | with ctxfold (ms) | difference (ms) |', '| --- | ---: | ---: | ---: | ---: |');
     for (const r of results.adapterOverhead) lines.push(`| ${r.adapter} | ${r.messages.toLocaleString('en-US')} | ${ms(r.withoutMs)} | ${ms(r.withMs)} | ${r.overheadMs >= 0 ? '+' : ''}${r.overheadMs.toFixed(2)} |`);
+  }
+  if (results.proxyLoad) {
+    lines.push('', '| proxy load (row) | added p50 (ms) | added p99 (ms) | floor: parse + stringify (ms) | failures | goal |', '| --- | ---: | ---: | ---: | ---: | --- |');
+    for (const r of results.proxyLoad) {
+      const failures = r.errors + r.timeouts + r.non2xx;
+      lines.push(`| ${r.row} | ${r.addedP50Ms === undefined ? '-' : r.addedP50Ms.toFixed(2)} | ${r.addedP99Ms === undefined ? '-' : r.addedP99Ms.toFixed(2)} | ${r.floorMs === undefined ? '-' : r.floorMs.toFixed(2)} | ${failures} | ${r.verdict}: ${r.goal} |`);
+    }
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -33,6 +33,7 @@ import { measureAdapterOverhead as aiSdkOverhead } from './adapter-ai-sdk.js';
 import { measureAdapterOverhead as langchainOverhead } from './adapter-langchain.js';
 import { measureAdapterOverhead as openaiOverhead, type AdapterOverheadRow } from './adapter-openai.js';
 import { cacheReport, type CacheWorkloadFigures } from './economy/cache-report.js';
+import { measureProxyLoad, type ProxyLoadRow } from './proxy-load.js';
 import { retentionReport, type RetentionTable } from './economy/retention-report.js';
 import { corpusPath, corpusWorkload, generatedWorkload, type Workload } from './workloads.js';
 
@@ -141,6 +142,19 @@ async function adapterOverhead(): Promise<AdapterOverheadRow[]> {
   return rows;
 }
 
+/** The proxy's load rows (a quick run takes fewer requests per row), logged as they come. */
+async function proxyLoadRows(quick: boolean): Promise<ProxyLoadRow[]> {
+  const t0 = performance.now();
+  const rows = await measureProxyLoad(quick ? { maxRequests: 400, maxSeconds: 3 } : {});
+  for (const r of rows) {
+    const added = r.addedP50Ms === undefined ? '' : `added p50 ${r.addedP50Ms.toFixed(2)} ms, p99 ${r.addedP99Ms!.toFixed(2)} ms; `;
+    const floor = r.floorMs === undefined ? '' : `floor ${r.floorMs.toFixed(2)} ms; `;
+    log(`  ${r.row}: ${added}${floor}errors ${r.errors}, timeouts ${r.timeouts}, non-2xx ${r.non2xx} [${r.verdict}] ${r.goal}`);
+  }
+  log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  return rows;
+}
+
 /** `--economy`: the economy alone, written to economy(-quick).json and .md. */
 async function economyOnly(quick: boolean): Promise<void> {
   const started = performance.now();
@@ -232,6 +246,9 @@ async function main(): Promise<void> {
   log('\n== adapter overhead per request (SDK alone vs SDK + ctxfold adapter, stand-in server on 127.0.0.1, median)');
   const adapters = await adapterOverhead();
 
+  log('\n== the proxy under load (autocannon on loopback; stand-in upstream and ctxfold serve in their own processes)');
+  const proxyLoad = await proxyLoadRows(quick);
+
   log('\n== economy');
   const economyFigures = await economy(quick);
 
@@ -275,6 +292,7 @@ async function main(): Promise<void> {
     backgroundSummary: summaryLoop,
     memorySoak: memory,
     adapterOverhead: adapters,
+    proxyLoad,
     economy: { retention: economyFigures.retention, cache: economyFigures.cache },
     goals,
     replaySeries: generatedReplays.map((r) => ({ workload: r.workload, system: r.system, messages: r.messages, ms: r.ms })),
