@@ -22,11 +22,18 @@ export function propertyParams(): { seed: number; numRuns: number } {
 }
 
 /**
- * fast-check parameters for the per-format properties: 1000 runs under CI (the issue's floor),
- * 200 locally, `CTXFOLD_PROPERTY_RUNS` when set; the same fixed seed as every property.
+ * fast-check parameters for the per-format properties: 1000 runs under CI (the formats' floor),
+ * 200 locally; `CTXFOLD_FORMAT_PROPERTY_RUNS` when set, else `CTXFOLD_PROPERTY_RUNS` when set; the
+ * same fixed seed as every property.
  */
 export function formatPropertyParams(): { seed: number; numRuns: number } {
   const base = propertyParams();
+  const own = process.env.CTXFOLD_FORMAT_PROPERTY_RUNS;
+  if (own !== undefined && own !== '') {
+    const n = Number(own);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`CTXFOLD_FORMAT_PROPERTY_RUNS must be a positive integer, got ${JSON.stringify(own)}`);
+    return { ...base, numRuns: n };
+  }
   if (process.env.CTXFOLD_PROPERTY_RUNS) return base;
   return { ...base, numRuns: process.env.CI ? 1000 : 200 };
 }
