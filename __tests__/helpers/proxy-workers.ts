@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { overlaps } from './redis-workers.js';
 
 /**
  * Proxy processes for the multi-instance tests: each is `proxy-worker.mjs`, a `startServer` of
@@ -111,39 +112,8 @@ export function startProxyWorker(name: string, redisUrl: string, prefix: string,
   }));
 }
 
-/**
- * Per chat, the leased intervals [start, end] of every worker on the machine's clock, and the
- * pairs that overlap (two jobs of one chat at once). A start with no end runs to +Infinity.
- */
-export function leaseOverlaps(records: readonly ProxyJobRecord[]): { jobs: number; overlapping: string[] } {
-  const byChat = new Map<string, { pid: number; start: number; end: number }[]>();
-  const open = new Map<string, { pid: number; start: number; end: number }>();
-  for (const r of [...records].sort((a, b) => a.t - b.t)) {
-    const key = `${r.pid} ${r.chat}`;
-    if (r.e === 'start') {
-      const job = { pid: r.pid, start: r.t, end: Infinity };
-      open.set(key, job);
-      byChat.set(r.chat, [...(byChat.get(r.chat) ?? []), job]);
-    } else if (r.e === 'end') {
-      const job = open.get(key);
-      if (job) job.end = r.t;
-      open.delete(key);
-    }
-  }
-  const overlapping: string[] = [];
-  let jobs = 0;
-  for (const [chat, list] of byChat) {
-    list.sort((a, b) => a.start - b.start);
-    jobs += list.length;
-    let last = list[0]!;
-    for (let i = 1; i < list.length; i++) {
-      const after = list[i]!;
-      if (after.start < last.end) overlapping.push(`${chat}: pid ${last.pid} [${last.start.toFixed(3)}, ${last.end.toFixed(3)}] and pid ${after.pid} from ${after.start.toFixed(3)}`);
-      if (after.end > last.end) last = after;
-    }
-  }
-  return { jobs, overlapping };
-}
+/** Per chat, the leased intervals of every worker and the pairs that overlap (`overlaps` of the compressor-level workers). */
+export const leaseOverlaps: (records: readonly ProxyJobRecord[]) => { jobs: number; overlapping: string[] } = overlaps;
 
 /**
  * Reads a job log in the order Redis stored it and returns what breaks "one job per chat at a

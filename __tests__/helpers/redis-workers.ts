@@ -121,7 +121,7 @@ export function startWorker(name: string, url: string, prefix: string, leaseMs: 
  * sorted by start, and the pairs that overlap (two jobs of one chat at once). A job with no `end`
  * record runs to +Infinity.
  */
-export function overlaps(records: readonly JobRecord[]): { jobs: number; overlapping: string[] } {
+export function overlaps(records: readonly { readonly e: string; readonly chat: string; readonly pid: number; readonly t: number }[]): { jobs: number; overlapping: string[] } {
   const byChat = new Map<string, { pid: number; start: number; end: number }[]>();
   const open = new Map<string, { pid: number; start: number; end: number }>();
   for (const r of [...records].sort((a, b) => a.t - b.t)) {
