@@ -1,0 +1,58 @@
+import type { TriggerOutcome } from './scheduler.js';
+import type { CompressorJobStats } from './compressor-types.js';
+
+/**
+ * Summary jobs of one compressor at this moment, for `stats().jobs`: a chat is waiting from its
+ * trigger until its job's work starts (a job that starts inside the trigger itself, on a free
+ * concurrency slot, never waited), running until its work settles; a trigger that finds its chat
+ * busy is a coalesced follow-up, waiting too. Counts only: it decides nothing.
+ */
+export class JobCounts {
+  private readonly waiting = new Set<string>();
+  private readonly followUps = new Set<string>();
+  private running = 0;
+  private coalesced = 0;
+  private triggering: string | undefined;
+  private ranAtOnce = false;
+
+  /** Runs `trigger` (the scheduler's) for `chatId` and records how it was taken. */
+  triggered(chatId: string, trigger: () => TriggerOutcome): TriggerOutcome {
+    this.triggering = chatId;
+    this.ranAtOnce = false;
+    let outcome: TriggerOutcome;
+    try {
+      outcome = trigger();
+    } finally {
+      this.triggering = undefined;
+    }
+    if (outcome === 'started' && !this.ranAtOnce) this.waiting.add(chatId);
+    else if (outcome === 'coalesced') {
+      this.followUps.add(chatId);
+      this.coalesced++;
+    }
+    return outcome;
+  }
+
+  /** A job's work for `chatId` starts. */
+  started(chatId: string): void {
+    if (chatId === this.triggering) this.ranAtOnce = true;
+    else if (!this.waiting.delete(chatId)) this.followUps.delete(chatId);
+    this.running++;
+  }
+
+  /** A job's work settled. */
+  finished(): void {
+    this.running--;
+  }
+
+  /** The scheduler closed: what was still waiting never starts. */
+  clear(): void {
+    this.waiting.clear();
+    this.followUps.clear();
+  }
+
+  /** Jobs waiting (a first job or a follow-up), running, and triggers coalesced so far. */
+  stats(): CompressorJobStats {
+    return { waiting: this.waiting.size + this.followUps.size, running: this.running, coalesced: this.coalesced };
+  }
+}
