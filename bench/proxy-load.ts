@@ -13,8 +13,10 @@
  * process measured, and count as the proxy's time. The upstream runs apart from the proxy as a
  * real upstream would: the proxy pays its own loopback hop, body sent again, and nothing else.
  *
- * Each latency row sends the same body again and again (an agent resending its history, one chat:
- * `x-ctxfold-chat-id`), over ONE connection, so a request's time is its own and not a queue's. The
+ * Each latency row sends what an agent sends while its history grows (one chat,
+ * `x-ctxfold-chat-id`): the last 16 requests of a generated conversation in turn, each adding a
+ * turn to the one before (every 16th starts again from a shorter history), over ONE connection,
+ * so a request's time is its own and not a queue's. The
  * direct calls (load generator -> stand-in) and the proxied ones (load generator -> proxy ->
  * stand-in) alternate in rounds, so both see the same machine state; each side is bounded by
  * `maxRequests` requests and `maxSeconds` seconds, after an unmeasured warm-up. Latencies are each
@@ -23,18 +25,21 @@
  * a 1 ms goal. "Added" is the proxy's quantile minus the direct call's.
  *
  * Rows:
- * - 50 messages, and 1k messages, with a window that holds the whole history (the proxy reads,
- *   parses and counts the body, and forwards the client's own bytes): the proxy's own cost;
+ * - 50 messages, and 1k messages, with a window that holds the whole history (the proxy reads the
+ *   body, parses what follows the bytes it shares with the chat's last body, counts the new
+ *   messages, and forwards the client's own bytes): the proxy's own cost;
  * - 1k messages folded to a 32k-token window (the view is serialized again): the cost with work to do;
+ * - 1k messages again, on a second proxy started with `--body-memory-bytes 0`, which parses every
+ *   body whole: for reading (what the body memory saves), no goal of its own;
  * - 200 concurrent connections through the proxy (50-message bodies): errors, timeouts and non-2xx.
- * The floor of a row is the median time to `JSON.parse` its body and `JSON.stringify` the result,
+ * The floor of a row is the median time to `JSON.parse` its longest body and `JSON.stringify` the result,
  * measured in this process: what any proxy that reads the request pays at least. Next to it, the
  * same from and to bytes (UTF-8 decode and encode included, as a proxy must): the fixture's
  * conversations are multilingual, and V8 decodes non-ASCII UTF-8 several times slower than ASCII,
  * so at 1k messages the decode costs about as much as the parse. The goal uses the first.
  *
  * Goals (the issue's): p50 added <= 1 ms at 50 messages; at 1k, p50 added <= 1.5x the floor; no
- * error, timeout or non-2xx at 200 connections. Each row says PASS or MISS.
+ * error, timeout or non-2xx at 200 connections. Each row says PASS or MISS (INFO: no goal).
  *
  * Run: `npm run build && node dist/bench/proxy-load.js` (prints the rows; about a minute).
  */
@@ -46,7 +51,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { generateConversation } from './fixtures/conversation.js';
+import { generateConversation, modelRequestEnds } from './fixtures/conversation.js';
 import { median, quantile } from './stats.js';
 
 /** The few parts of autocannon 9's API used here (it ships no types). */
@@ -54,7 +59,9 @@ interface AutocannonOptions {
   readonly url: string;
   readonly method: 'POST';
   readonly headers: Record<string, string>;
-  readonly body: string;
+  readonly body?: string;
+  /** Sent in turn on each connection, from the first again after the last. */
+  readonly requests?: readonly { readonly method: 'POST'; readonly body: string }[];
   readonly connections: number;
   readonly amount: number;
   readonly timeout?: number;
@@ -96,7 +103,8 @@ export interface ProxyLoadRow {
   readonly timeouts: number;
   readonly non2xx: number;
   readonly goal: string;
-  readonly verdict: 'PASS' | 'MISS';
+  /** INFO: a row for reading, with no goal of its own. */
+  readonly verdict: 'PASS' | 'MISS' | 'INFO';
 }
 
 /** Bounds of `measureProxyLoad`. */
@@ -175,11 +183,11 @@ interface Run {
   readonly non2xx: number;
 }
 
-/** One autocannon run of at most `amount` requests and `seconds` seconds. */
-async function cannon(url: string, body: string, chatId: string, connections: number, amount: number, seconds: number): Promise<Run> {
+/** One autocannon run of at most `amount` requests and `seconds` seconds, sending `bodies` in turn. */
+async function cannon(url: string, bodies: readonly string[], chatId: string, connections: number, amount: number, seconds: number): Promise<Run> {
   const latencies: number[] = [];
   const run = autocannon({
-    url, method: 'POST', body, connections, amount, timeout: 30,
+    url, method: 'POST', requests: bodies.map((body) => ({ method: 'POST', body })), connections, amount, timeout: 30,
     headers: { 'content-type': 'application/json', authorization: 'Bearer sk-load', 'x-ctxfold-chat-id': chatId },
   });
   run.on('response', (_client, status, _bytes, ms) => { if (status >= 200 && status < 300) latencies.push(ms); });
@@ -210,6 +218,17 @@ function floorFromBytesMs(text: string): number {
   return medianMs(text, () => Buffer.from(JSON.stringify(JSON.parse(bytes.toString('utf8'))), 'utf8'));
 }
 
+/**
+ * The bodies an agent sends while its history grows to about `messages` messages: the last 16
+ * requests of a generated conversation (each history ends where the model is asked to answer,
+ * after a user turn or tool results), sent in turn, so each body adds a turn to the one before
+ * (and every 16th starts the cycle again, a shorter history).
+ */
+function growingBodies(model: string, messages: number): string[] {
+  const conversation = generateConversation({ messages, seed: 7 });
+  return modelRequestEnds(conversation).slice(-16).map((end) => JSON.stringify({ model, messages: conversation.slice(0, end) }));
+}
+
 const verdict = (pass: boolean): 'PASS' | 'MISS' => (pass ? 'PASS' : 'MISS');
 
 /**
@@ -228,24 +247,27 @@ export async function measureProxyLoad(options: ProxyLoadOptions = {}): Promise<
   writeFileSync(config, JSON.stringify({ models: { [MODEL_FOLDED]: { maxContextTokens: FOLDED_WINDOW } } }));
   let upstream: { child: ChildProcess; url: string } | undefined;
   let proxy: { child: ChildProcess; url: string } | undefined;
+  let parsesAll: { child: ChildProcess; url: string } | undefined;
   const rows: ProxyLoadRow[] = [];
   try {
     upstream = await launch([here, '--stand-in'], 'stand-in listening on');
-    proxy = await launch([cli, 'serve', '--upstream', `${upstream.url}/v1`, '--port', '0', '--store', 'memory', '--summarizer', 'none',
-      '--max-tokens', '100000000', '--config', config], 'ctxfold serve listening on');
+    const proxyArgs = (extra: readonly string[] = []) => [cli, 'serve', '--upstream', `${upstream!.url}/v1`, '--port', '0', '--store', 'memory', '--summarizer', 'none',
+      '--max-tokens', '100000000', '--config', config, ...extra];
+    proxy = await launch(proxyArgs(), 'ctxfold serve listening on');
     const direct = `${upstream.url}/v1/chat/completions`;
     const proxied = `${proxy.url}/v1/chat/completions`;
 
-    const latencyRow = async (row: string, messages: number, model: string, goal: (added: number, floor: number) => [string, boolean]): Promise<ProxyLoadRow> => {
-      const body = JSON.stringify({ model, messages: generateConversation({ messages, seed: 7 }) });
+    const latencyRow = async (row: string, messages: number, model: string, goal: (added: number, floor: number) => [string, boolean], via = proxied): Promise<ProxyLoadRow> => {
+      const bodies = growingBodies(model, messages);
+      const body = bodies[bodies.length - 1]!;
       const chatId = `load-${row}`;
       // Warm-up, unmeasured: JIT, connections, the proxy's tokenizer and history cache.
-      await cannon(direct, body, chatId, 1, 100, 2);
-      await cannon(proxied, body, chatId, 1, 100, 2);
+      await cannon(direct, bodies, chatId, 1, 100, 2);
+      await cannon(via, bodies, chatId, 1, 100, 2);
       const runs = { direct: [] as Run[], proxy: [] as Run[] };
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? (['direct', 'proxy'] as const) : (['proxy', 'direct'] as const);
-        for (const side of order) runs[side].push(await cannon(side === 'direct' ? direct : proxied, body, chatId, 1, perRound, secondsPerRound));
+        for (const side of order) runs[side].push(await cannon(side === 'direct' ? direct : via, bodies, chatId, 1, perRound, secondsPerRound));
       }
       const d = runs.direct.flatMap((r) => r.latencies);
       const p = runs.proxy.flatMap((r) => r.latencies);
@@ -264,13 +286,18 @@ export async function measureProxyLoad(options: ProxyLoadOptions = {}): Promise<
       };
     };
 
+    const withinFloor = (added: number, floor: number): [string, boolean] => [`p50 added <= 1.5x floor (${(1.5 * floor).toFixed(2)} ms)`, added <= 1.5 * floor];
     rows.push(await latencyRow('50 messages', 50, MODEL_HOLDS_ALL, (added) => ['p50 added <= 1 ms', added <= 1]));
-    rows.push(await latencyRow('1k messages', 1000, MODEL_HOLDS_ALL, (added, floor) => [`p50 added <= 1.5x floor (${(1.5 * floor).toFixed(2)} ms)`, added <= 1.5 * floor]));
-    rows.push(await latencyRow(`1k messages, folded to ${FOLDED_WINDOW / 1000}k`, 1000, MODEL_FOLDED, (added, floor) => [`p50 added <= 1.5x floor (${(1.5 * floor).toFixed(2)} ms)`, added <= 1.5 * floor]));
+    rows.push(await latencyRow('1k messages', 1000, MODEL_HOLDS_ALL, withinFloor));
+    rows.push(await latencyRow(`1k messages, folded to ${FOLDED_WINDOW / 1000}k`, 1000, MODEL_FOLDED, withinFloor));
+    // The same 1k row on a proxy that parses every body whole: what the body memory saves.
+    parsesAll = await launch(proxyArgs(['--body-memory-bytes', '0']), 'ctxfold serve listening on');
+    const whole = await latencyRow('1k messages, body memory off', 1000, MODEL_HOLDS_ALL, withinFloor, `${parsesAll.url}/v1/chat/completions`);
+    rows.push({ ...whole, goal: `for reading (${whole.goal})`, verdict: 'INFO' });
 
     // Many clients at once: nothing may fail.
     const body = JSON.stringify({ model: MODEL_HOLDS_ALL, messages: generateConversation({ messages: 50, seed: 7 }) });
-    const many = await cannon(proxied, body, 'load-many', CONNECTIONS_ROW, Math.max(maxRequests * 2, CONNECTIONS_ROW), maxSeconds);
+    const many = await cannon(proxied, [body], 'load-many', CONNECTIONS_ROW, Math.max(maxRequests * 2, CONNECTIONS_ROW), maxSeconds);
     const failed = many.errors + many.non2xx;
     rows.push({
       row: `${CONNECTIONS_ROW} connections`, messages: 50, bodyBytes: Buffer.byteLength(body), connections: CONNECTIONS_ROW,
@@ -279,7 +306,7 @@ export async function measureProxyLoad(options: ProxyLoadOptions = {}): Promise<
       goal: 'no error, timeout or non-2xx', verdict: verdict(failed === 0 && many.latencies.length > 0),
     });
   } finally {
-    await Promise.all([stop(proxy?.child), stop(upstream?.child)]);
+    await Promise.all([stop(proxy?.child), stop(parsesAll?.child), stop(upstream?.child)]);
     rmSync(dir, { recursive: true, force: true });
   }
   return rows;

@@ -218,6 +218,44 @@ describe('timeouts and disconnects', () => {
     }
   });
 
+  test('an encoded answer reaches the client byte for byte with its content-encoding; one that breaks off mid-body is cut, not ended cleanly, and schedules nothing', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const ownStore = new MemoryStore();
+    const own = await proxyWith({ store: ownStore, maxContextTokens: 3_000, keepLast: 4 });
+    try {
+      const packed = gzipSync(JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+      upstream.handle((_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(packed.length) });
+        res.end(packed);
+      });
+      const raw = await new Promise<{ status?: number; encoding?: string; bytes: Buffer }>((resolve, reject) => {
+        const target = new URL(`${own.url}/v1/chat/completions`);
+        const q = httpRequest(target, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' } }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, encoding: res.headers['content-encoding'], bytes: Buffer.concat(parts) }));
+        });
+        q.on('error', reject);
+        q.end(chatBody([{ role: 'user', content: 'hi' }]));
+      });
+      expect([raw.status, raw.encoding]).toEqual([200, 'gzip']);
+      expect(raw.bytes.equals(packed)).toBe(true);
+
+      upstream.handle((_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+        res.write('{"id":"c","object":"chat.completion","choi');
+        setTimeout(() => res.socket?.destroy(), 20);
+      });
+      const r = await post('/v1/chat/completions', chatBody(longChat), { 'x-ctxfold-chat-id': 'broken-off' }, own.url);
+      expect(r.status).toBe(200);
+      await expect(r.text()).rejects.toThrow();
+      await own.drain();
+      expect(await ownStore.get(`${(await tenantOfKey('sk-test'))}:broken-off`)).toBeUndefined();
+    } finally {
+      await own.close();
+    }
+  });
+
   test('a client that disconnects while the upstream works aborts the upstream call (before headers, and mid-stream)', async () => {
     upstream.handle(() => undefined); // works forever
     let cut = upstream.nextCutOff();

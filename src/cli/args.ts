@@ -43,6 +43,7 @@ export interface CliOptions {
   tenantHeader?: string;
   chatIdHeader?: string;
   maxBodyBytes?: number;
+  bodyMemoryBytes?: number;
   upstreamTimeoutMs?: number;
   logLevel?: string;
 }
@@ -276,6 +277,11 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
     long: 'max-body-bytes', value: { name: 'N' }, commands: ['serve'], fallback: String(32 * 1024 * 1024),
     summary: 'largest request body accepted; a larger one is answered 413',
     apply: (o, raw) => { o.maxBodyBytes = integer('max-body-bytes', raw, 1); },
+  },
+  {
+    long: 'body-memory-bytes', value: { name: 'N' }, commands: ['serve'], fallback: String(64 * 1024 * 1024),
+    summary: 'bytes of recent request bodies kept, so a chat\'s next body parses only what follows the bytes it shares with its last one (0: parse every body whole)',
+    apply: (o, raw) => { o.bodyMemoryBytes = integer('body-memory-bytes', raw, 0); },
   },
   {
     long: 'upstream-timeout-ms', value: { name: 'N' }, commands: ['serve'], fallback: '600000',

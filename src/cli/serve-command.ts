@@ -60,6 +60,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       tenantHeader: options.tenantHeader,
       chatIdHeader: options.chatIdHeader,
       maxBodyBytes: options.maxBodyBytes,
+      bodyMemoryBytes: options.bodyMemoryBytes,
       upstreamTimeoutMs: options.upstreamTimeoutMs,
       logLevel: options.logLevel as never,
     });

@@ -20,6 +20,15 @@ export interface ChatOf {
 
 const named = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/** The chat named by the `chatIdHeader` header, else by `x-ctxfold-chat-id`; undefined when neither is sent. */
+export function chatFromHeaders(headers: IncomingHttpHeaders, chatIdHeader: string = CHAT_ID_HEADER): string | undefined {
+  const header = (name: string) => {
+    const value = headers[name];
+    return named(Array.isArray(value) ? value[0] : value);
+  };
+  return header(chatIdHeader) ?? header(CHAT_ID_HEADER);
+}
+
 /**
  * The chat a request belongs to, always inside its tenant: the `chatIdHeader` header (e.g.
  * Open WebUI's `x-openwebui-chat-id`), else the `x-ctxfold-chat-id` header, else
@@ -30,11 +39,7 @@ const named = (v: unknown): string | undefined => (typeof v === 'string' && v !=
  * differently, so clients should name their chats.
  */
 export function chatOf(headers: IncomingHttpHeaders, body: Fields, history: readonly unknown[], tenant: string, chatIdHeader: string = CHAT_ID_HEADER): ChatOf {
-  const header = (name: string) => {
-    const value = headers[name];
-    return named(Array.isArray(value) ? value[0] : value);
-  };
-  const fromHeader = header(chatIdHeader) ?? header(CHAT_ID_HEADER);
+  const fromHeader = chatFromHeaders(headers, chatIdHeader);
   if (fromHeader !== undefined) return { chatId: scopedChatId(tenant, fromHeader), source: 'header' };
   const fromMetadata = named(isFields(body.metadata) ? body.metadata.chat_id : undefined);
   if (fromMetadata !== undefined) return { chatId: scopedChatId(tenant, fromMetadata), source: 'metadata' };

@@ -5,17 +5,18 @@ import { isFields, type Fields } from '../adapters/openai/endpoints.js';
 import { InputError } from '../errors.js';
 import type { CompressResult } from '../runtime/compress.js';
 import { fingerprintText } from '../runtime/fingerprints.js';
-import { chatOf } from './chat-id.js';
+import { chatFromHeaders, chatOf } from './chat-id.js';
 import type { CompressorPool } from './compressor-pool.js';
 import { CLIENT_CLOSED, clientGoneSignal, forward, type ForwardResult } from './forward.js';
 import { sendError } from './json-errors.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { ResolvedServerOptions } from './options.js';
+import type { BodyReuse } from './body-reuse.js';
 import { BodyAbortedError, BodyTooLargeError, readBody } from './read-body.js';
 import { forwardAnsweringRecall, proxyRecallDialect, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
 import type { FoldRoute } from './routes.js';
 import { tenantOf } from './tenant.js';
-import type { UpstreamKey } from './upstream.js';
+import type { UpstreamAgent, UpstreamKey } from './upstream.js';
 import { usageWatch, type UsageWatch } from './usage-watch.js';
 
 /** What every request handler of the proxy shares. */
@@ -24,6 +25,10 @@ export interface ProxyContext {
   readonly pool: CompressorPool;
   readonly metrics: ProxyMetrics;
   readonly logger: Logger;
+  /** The connection pool towards the upstream. */
+  readonly agent: UpstreamAgent;
+  /** Reads request bodies, reusing what a chat's previous body parsed. */
+  readonly bodies: BodyReuse;
 }
 
 /** The key the proxy adds for `route`, when it holds one: Anthropic's header on its route, a bearer token elsewhere. */
@@ -72,9 +77,11 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     }
     throw error;
   }
+  const tenant = tenantOf(req.headers, { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader });
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString('utf8'));
+    // Keyed by tenant and the chat's header when sent: a chat's next body parses only what it added.
+    body = ctx.bodies.parse(`${route.name}\n${tenant}\n${chatFromHeaders(req.headers, options.chatIdHeader) ?? ''}`, route.endpoint.listField, raw);
   } catch (error) {
     sendError(res, route.errors, { status: 400, message: `the request body is not valid JSON: ${(error as Error).message}`, code: 'ctxfold_invalid_json' });
     return done(400, { problem: 'invalid JSON' });
@@ -84,7 +91,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     return done(400, { problem: 'body not an object' });
   }
 
-  const base = { upstream: options.upstream, path: url.pathname, search: url.search, method: 'POST', key: keyFor(options, route.errors), timeoutMs: options.upstreamTimeoutMs, errors: route.errors, clientGone };
+  const base = { upstream: options.upstream, agent: ctx.agent, path: url.pathname, search: url.search, method: 'POST', key: keyFor(options, route.errors), timeoutMs: options.upstreamTimeoutMs, errors: route.errors, clientGone };
   const history = route.endpoint.history(body);
   if (history === undefined) {
     metrics.proxyOverhead(route.name, (performance.now() - started) / 1000);
@@ -93,7 +100,6 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     return done(result.status, { folded: false, complete: result.complete, problem: result.problem });
   }
 
-  const tenant = tenantOf(req.headers, { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader });
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
   type Report = CompressResult<unknown>['report'];
   let fold: { chatId: string; source: string; report: Report; compressorAfter: (facts: { billedInputTokens?: number }, last?: Report) => void; recall?: RecallExchange } | undefined;

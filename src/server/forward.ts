@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { sendError, type ErrorShape } from './json-errors.js';
 import { relay } from './relay.js';
-import { callUpstream, forwardHeaders, upstreamUrl, UpstreamError, type UpstreamKey } from './upstream.js';
+import { callUpstream, forwardHeaders, upstreamUrl, UpstreamError, type UpstreamAgent, type UpstreamKey } from './upstream.js';
 
 /** Status recorded for a request whose client left before it was answered (nginx's convention). */
 export const CLIENT_CLOSED = 499;
@@ -19,6 +19,8 @@ export function clientGoneSignal(res: ServerResponse): AbortSignal {
 /** What forwarding one request to the upstream needs. */
 export interface ForwardCall {
   readonly upstream: URL;
+  /** The proxy's connection pool towards `upstream`. */
+  readonly agent: UpstreamAgent;
   readonly path: string;
   readonly search: string;
   readonly method: string;
@@ -63,6 +65,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, call: F
       method: call.method,
       headers: forwardHeaders(req.headers, call.key, call.contentType),
       body: call.body,
+      agent: call.agent,
       clientGone: call.clientGone,
       timeoutMs: call.timeoutMs,
     });
@@ -78,8 +81,9 @@ export async function forward(req: IncomingMessage, res: ServerResponse, call: F
     return { status, complete: false, problem: message };
   }
   const upstreamSeconds = (performance.now() - started) / 1000;
-  const { status } = upstream.response;
-  const seen = call.watch?.(status, upstream.response.headers.get('content-type'));
+  const { status } = upstream;
+  const contentType = upstream.headers['content-type'];
+  const seen = call.watch?.(status, contentType ?? null);
   const end = await relay(upstream, res, seen ?? (() => undefined), call.extraHeaders);
   if (end.complete) return { status, complete: true, upstreamSeconds };
   const problem = end.error instanceof Error ? end.error.message : String(end.error);

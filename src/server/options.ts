@@ -62,6 +62,11 @@ export interface ServerOptions {
   chatIdHeader?: string;
   /** Largest request body accepted, in bytes (larger: 413). Default 32 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Bytes of recent request bodies remembered, over all chats, so a chat's next body parses only
+   * what follows the bytes it shares with its last one (0: every body parsed whole). Default 64 MiB.
+   */
+  bodyMemoryBytes?: number;
   /** Longest the upstream may stay silent (before its headers, or between two chunks), in ms; then 504. Default 600 000. */
   upstreamTimeoutMs?: number;
   /** On close, how long in-flight requests and then summary jobs may take before they are cut, in ms. Default 30 000. */
@@ -84,6 +89,7 @@ export interface ResolvedServerOptions extends Omit<ServerOptions, 'upstream' | 
   readonly tenantHeader: string;
   readonly chatIdHeader: string;
   readonly maxBodyBytes: number;
+  readonly bodyMemoryBytes: number;
   readonly upstreamTimeoutMs: number;
   readonly shutdownGraceMs: number;
 }
@@ -92,6 +98,8 @@ export interface ResolvedServerOptions extends Omit<ServerOptions, 'upstream' | 
 export const DEFAULT_PORT = 8787;
 /** Default upstream silence limit: 10 minutes (a long answer that is not streamed can take minutes). */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 600_000;
+/** Default memory of recent request bodies: 64 MiB (about a hundred 1k-message histories). */
+export const DEFAULT_BODY_MEMORY_BYTES = 64 * 1024 * 1024;
 /** Default shutdown grace. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 
@@ -160,6 +168,7 @@ export function resolveServerOptions(options: ServerOptions): ResolvedServerOpti
     tenantHeader,
     chatIdHeader,
     maxBodyBytes: count('maxBodyBytes', options.maxBodyBytes, 1) ?? DEFAULT_MAX_BODY_BYTES,
+    bodyMemoryBytes: count('bodyMemoryBytes', options.bodyMemoryBytes, 0) ?? DEFAULT_BODY_MEMORY_BYTES,
     upstreamTimeoutMs: count('upstreamTimeoutMs', options.upstreamTimeoutMs, 1) ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
     shutdownGraceMs: count('shutdownGraceMs', options.shutdownGraceMs, 0) ?? DEFAULT_SHUTDOWN_GRACE_MS,
     maxContextTokens: count('maxContextTokens', options.maxContextTokens, 1),

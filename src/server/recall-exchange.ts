@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { isFields, type Fields } from '../adapters/openai/endpoints.js';
 import type { RecallDialect } from '../recall/dialect.js';
@@ -30,7 +30,7 @@ export function proxyRecallDialect(route: FoldRoute, body: Fields, compressor: C
 /** One upstream answer, read whole. `json` is set for a 2xx JSON object body of at most 16 MiB. */
 interface WholeReply {
   readonly status: number;
-  readonly headers: Headers;
+  readonly headers: IncomingHttpHeaders;
   readonly bytes: Buffer;
   readonly json?: Fields;
 }
@@ -57,21 +57,22 @@ export interface RecallExchangeResult extends ForwardResult {
   readonly rounds: number;
 }
 
-async function fetchWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> {
+async function readWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> {
   const upstream = await callUpstream({
     url: upstreamUrl(call.upstream, call.path, call.search),
     method: call.method,
     headers: forwardHeaders(req.headers, call.key, contentType),
     body,
+    agent: call.agent,
     clientGone: call.clientGone,
     timeoutMs: call.timeoutMs,
   });
   const chunks: Uint8Array[] = [];
   for await (const chunk of upstream.chunks()) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);
-  const { status, headers } = upstream.response;
+  const { status, headers } = upstream;
   let json: Fields | undefined;
-  if (status >= 200 && status < 300 && bytes.length <= MAX_READ_BYTES && (headers.get('content-type') ?? '').toLowerCase().includes('json')) {
+  if (status >= 200 && status < 300 && bytes.length <= MAX_READ_BYTES && (headers['content-type'] ?? '').toLowerCase().includes('json')) {
     try {
       const parsed: unknown = JSON.parse(bytes.toString('utf8'));
       json = isFields(parsed) ? parsed : undefined;
@@ -119,7 +120,7 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
   const send = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> => {
     const started = performance.now();
     try {
-      latest = await fetchWhole(req, call, body, contentType);
+      latest = await readWhole(req, call, body, contentType);
       return latest;
     } finally {
       upstreamSeconds += (performance.now() - started) / 1000;

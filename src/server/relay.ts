@@ -23,8 +23,7 @@ function drained(res: ServerResponse): Promise<boolean> {
  * abruptly (a truncated response must not look complete).
  */
 export async function relay(upstream: UpstreamResponse, res: ServerResponse, seen: (chunk: Uint8Array) => void, extraHeaders: Record<string, string> = {}): Promise<RelayEnd> {
-  const { response } = upstream;
-  res.writeHead(response.status, { ...relayedHeaders(response.headers), ...extraHeaders });
+  res.writeHead(upstream.status, { ...relayedHeaders(upstream.headers), ...extraHeaders });
   // Headers go out now: a client waiting on a slow first token already knows the status.
   res.flushHeaders();
   try {

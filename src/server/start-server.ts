@@ -12,7 +12,9 @@ import { createMetrics } from './metrics.js';
 import { openStore } from './open-store.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
 import { routeFor, type Route } from './routes.js';
+import { createBodyReuse } from './body-reuse.js';
 import { InFlight } from './in-flight.js';
+import { createUpstreamAgent } from './upstream.js';
 
 /** A running proxy. */
 export interface RunningServer {
@@ -37,7 +39,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
 }
 
 /**
- * Starts the OpenAI-compatible proxy (Node's own `http` server, the global `fetch` upstream):
+ * Starts the OpenAI-compatible proxy (Node's own `http` server and client, a keep-alive pool upstream):
  * `POST /v1/chat/completions`, `/v1/responses` and `/v1/messages` have their history folded to
  * the model's window, `GET /v1/models` is passed through, `GET /healthz` and `GET /metrics` are
  * its own, anything else is a 404 in the OpenAI error shape. Resolves once it listens; rejects
@@ -80,7 +82,9 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     await store.close();
     throw error;
   }
-  const ctx: ProxyContext = { options, pool, metrics, logger };
+  const agent = createUpstreamAgent(options.upstream);
+  const bodies = createBodyReuse({ maxBytes: options.bodyMemoryBytes });
+  const ctx: ProxyContext = { options, pool, metrics, logger, agent, bodies };
   let closing = false;
 
   const own = async (route: Route, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
@@ -89,7 +93,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
         return serveFold(ctx, route, req, res, url);
       case 'pass': {
         const result = await forward(req, res, {
-          upstream: options.upstream, path: url.pathname, search: url.search, method: 'GET', key: keyFor(options, route.errors),
+          upstream: options.upstream, agent, path: url.pathname, search: url.search, method: 'GET', key: keyFor(options, route.errors),
           timeoutMs: options.upstreamTimeoutMs, errors: route.errors, clientGone: clientGoneSignal(res),
         });
         if (result.upstreamSeconds !== undefined) metrics.upstreamLatency(route.name, result.upstreamSeconds);
@@ -149,6 +153,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
       resolve();
     });
   }).catch(async (error: unknown) => {
+    agent.destroy();
     await pool.close(0);
     throw error;
   });
@@ -177,6 +182,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
           server.closeAllConnections();
         }
         await stopped;
+        agent.destroy();
         const jobs = pool.jobs();
         logger.info({ waiting: jobs.waiting, running: jobs.running }, 'draining summary jobs');
         await pool.close(options.shutdownGraceMs);

@@ -1,16 +1,17 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /**
  * Request headers that belong to one connection (RFC 9110 §7.6.1), or that the proxy sets itself:
  * never forwarded. `accept-encoding` is replaced by `identity`, so the bytes relayed back are the
- * upstream's own (fetch would otherwise decode a compressed body).
+ * upstream's own and the proxy can read the usage in them.
  */
 const NOT_FORWARDED = new Set([
   'host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',
   'proxy-authorization', 'proxy-authenticate', 'content-length', 'accept-encoding', 'expect',
 ]);
 
-/** Response headers not relayed: per connection, or no longer true once fetch has read the body. */
+/** Response headers not relayed: they belong to one connection. */
 const NOT_RELAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
 /** The key the proxy adds itself, and in which header the upstream wants it. */
@@ -34,42 +35,41 @@ export function upstreamUrl(base: URL, proxyPath: string, search: string): strin
  * The headers sent upstream: the client's own, without hop-by-hop and proxy headers and without
  * `x-ctxfold-*` (the proxy's), with `accept-encoding: identity`; with `key`, the client's
  * `authorization` / `x-api-key` are replaced by the proxy's key. The caller's key, when it is the
- * one used, is forwarded as it came and kept nowhere else.
+ * one used, is forwarded as it came and kept nowhere else. Names are lower case, as Node gives them.
  */
-export function forwardHeaders(incoming: IncomingHttpHeaders, key: UpstreamKey | undefined, contentType: string | undefined): Headers {
-  const connectionTokens = new Set(String(incoming.connection ?? '').toLowerCase().split(',').map((t) => t.trim()).filter(Boolean));
-  const out = new Headers();
-  for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || NOT_FORWARDED.has(name) || connectionTokens.has(name) || name.startsWith('x-ctxfold-')) continue;
+export function forwardHeaders(incoming: IncomingHttpHeaders, key: UpstreamKey | undefined, contentType: string | undefined): OutgoingHttpHeaders {
+  const connection = incoming.connection;
+  const connectionTokens = connection === undefined || connection === 'keep-alive' || connection === 'close'
+    ? undefined
+    : new Set(String(connection).toLowerCase().split(',').map((t) => t.trim()).filter(Boolean));
+  const out: OutgoingHttpHeaders = {};
+  for (const name in incoming) {
+    const value = incoming[name];
+    if (value === undefined || NOT_FORWARDED.has(name) || connectionTokens?.has(name) || name.startsWith('x-ctxfold-')) continue;
     if (key !== undefined && (name === 'authorization' || name === 'x-api-key')) continue;
-    if (Array.isArray(value)) for (const v of value) out.append(name, v);
-    else out.set(name, value);
+    out[name] = value;
   }
-  out.set('accept-encoding', 'identity');
-  if (contentType !== undefined) out.set('content-type', contentType);
+  out['accept-encoding'] = 'identity';
+  if (contentType !== undefined) out['content-type'] = contentType;
   if (key !== undefined) {
-    if (key.header === 'x-api-key') out.set('x-api-key', key.value);
-    else out.set('authorization', `Bearer ${key.value}`);
+    if (key.header === 'x-api-key') out['x-api-key'] = key.value;
+    else out.authorization = `Bearer ${key.value}`;
   }
   return out;
 }
 
 /**
- * The upstream response's headers as the client gets them: hop-by-hop headers removed; when the
- * body was sent encoded anyway (fetch decodes it), `content-encoding` and `content-length` go too,
- * since they describe bytes the client will not receive.
+ * The upstream response's headers as the client gets them: hop-by-hop headers removed, every
+ * other one as it came (the body is relayed byte for byte, so `content-length` and
+ * `content-encoding` stay true).
  */
-export function relayedHeaders(upstream: Headers): Record<string, string | string[]> {
+export function relayedHeaders(upstream: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  const encoded = upstream.has('content-encoding') && upstream.get('content-encoding') !== 'identity';
-  upstream.forEach((value, name) => {
-    if (NOT_RELAYED.has(name)) return;
-    if (encoded && (name === 'content-encoding' || name === 'content-length')) return;
-    if (name === 'set-cookie') return; // appended below, one header per cookie
+  for (const name in upstream) {
+    const value = upstream[name];
+    if (value === undefined || NOT_RELAYED.has(name)) continue;
     out[name] = value;
-  });
-  const cookies = upstream.getSetCookie();
-  if (cookies.length > 0) out['set-cookie'] = cookies;
+  }
   return out;
 }
 
@@ -84,13 +84,23 @@ export class UpstreamError extends Error {
   }
 }
 
+/** The connection pool of one proxy towards its upstream (keep-alive); `destroy()` it on shutdown. */
+export type UpstreamAgent = HttpAgent;
+
+/** A keep-alive connection pool for `upstream` (HTTP or HTTPS, by its scheme), with no limit on sockets. */
+export function createUpstreamAgent(upstream: URL): UpstreamAgent {
+  return upstream.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+}
+
 /** One call upstream. */
 export interface UpstreamCall {
   readonly url: string;
   readonly method: string;
-  readonly headers: Headers;
+  readonly headers: OutgoingHttpHeaders;
   readonly body?: Uint8Array;
-  /** Aborted when the client disconnects: the fetch (and the body being read) is aborted with it. */
+  /** The pool the call's connection comes from (`createUpstreamAgent`, for the URL's scheme). */
+  readonly agent: UpstreamAgent;
+  /** Aborted when the client disconnects: the call (and the body being read) is aborted with it. */
   readonly clientGone: AbortSignal;
   /** Limit, in ms, for the upstream to start answering, and then between two chunks of its body. */
   readonly timeoutMs: number;
@@ -98,7 +108,9 @@ export interface UpstreamCall {
 
 /** A response being relayed; `chunks()` yields its body as it arrives and `cancel()` stops it. */
 export interface UpstreamResponse {
-  readonly response: Response;
+  readonly status: number;
+  /** As Node reads them: lower-case names, `set-cookie` an array. */
+  readonly headers: IncomingHttpHeaders;
   /** The body, chunk by chunk; throws `UpstreamError` when the upstream goes silent for `timeoutMs` or the client leaves. */
   chunks(): AsyncGenerator<Uint8Array>;
   /** Aborts the call (idempotent). */
@@ -106,77 +118,88 @@ export interface UpstreamResponse {
 }
 
 /**
- * Calls the upstream with the global `fetch`. The call is aborted when the client disconnects or
- * when the upstream is silent for `timeoutMs` (before its headers, or between two body chunks),
- * so a hung upstream never holds a request, and a client that left never keeps the upstream working.
+ * Calls the upstream with Node's own `http`/`https` client on a keep-alive pool. The call is
+ * aborted when the client disconnects or when the upstream is silent for `timeoutMs` (before its
+ * headers, or between two body chunks), so a hung upstream never holds a request, and a client
+ * that left never keeps the upstream working. The body's bytes are relayed as they came.
  */
-export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
-  const controller = new AbortController();
-  let timedOut = false;
+export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+  const url = new URL(call.url);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  let failure: UpstreamError | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const headers: OutgoingHttpHeaders = call.body === undefined ? call.headers : { ...call.headers, 'content-length': call.body.byteLength };
+  const req = send(url, { method: call.method, headers, agent: call.agent });
+  const abort = (error: UpstreamError) => {
+    failure ??= error;
+    req.destroy(error);
+  };
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new UpstreamError('timeout', `the upstream did not answer within ${call.timeoutMs} ms`));
-    }, call.timeoutMs);
+    timer = setTimeout(() => abort(new UpstreamError('timeout', `the upstream did not answer within ${call.timeoutMs} ms`)), call.timeoutMs);
   };
-  const onClientGone = () => controller.abort(new UpstreamError('client-gone', 'the client disconnected'));
-  if (call.clientGone.aborted) onClientGone();
-  else call.clientGone.addEventListener('abort', onClientGone, { once: true });
+  const onClientGone = () => abort(new UpstreamError('client-gone', 'the client disconnected'));
   const done = () => {
     clearTimeout(timer);
     call.clientGone.removeEventListener('abort', onClientGone);
   };
-  const failure = (error: unknown): UpstreamError => {
-    if (timedOut) return new UpstreamError('timeout', `the upstream did not answer within ${call.timeoutMs} ms`);
-    if (call.clientGone.aborted) return new UpstreamError('client-gone', 'the client disconnected');
-    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-    const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (error as Error).message;
+  const failed = (error: unknown): UpstreamError => {
+    if (failure !== undefined) return failure;
+    const code = (error as { code?: unknown }).code;
+    const detail = typeof code === 'string' ? code : (error as Error).message;
     return new UpstreamError('unreachable', `the upstream could not be reached (${detail})`, { cause: error });
   };
-
-  arm();
-  let response: Response;
-  try {
-    response = await fetch(call.url, { method: call.method, headers: call.headers, body: call.body, signal: controller.signal, redirect: 'manual' });
-  } catch (error) {
-    done();
-    throw failure(error);
-  }
-  clearTimeout(timer);
-  return {
-    response,
-    cancel() {
+  return new Promise<UpstreamResponse>((resolve, reject) => {
+    const onEarlyError = (error: unknown) => {
       done();
-      if (!controller.signal.aborted) controller.abort(new UpstreamError('client-gone', 'relay stopped'));
-    },
-    async *chunks() {
-      const reader = response.body?.getReader();
-      if (!reader) {
-        done();
-        return;
-      }
-      try {
-        for (;;) {
-          let step: Awaited<ReturnType<typeof reader.read>>;
-          // The limit runs while the upstream is awaited, not while a slow client is.
-          arm();
+      reject(failed(error));
+    };
+    req.on('error', onEarlyError);
+    req.once('response', (response: IncomingMessage) => {
+      clearTimeout(timer);
+      req.off('error', onEarlyError);
+      // Errors from here on surface through the body's iterator.
+      req.on('error', () => undefined);
+      resolve({
+        status: response.statusCode ?? 502,
+        headers: response.headers,
+        cancel() {
+          done();
+          if (!req.destroyed) abort(new UpstreamError('client-gone', 'relay stopped'));
+          response.destroy();
+        },
+        async *chunks() {
+          const it = response[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
           try {
-            step = await reader.read();
-          } catch (error) {
-            throw failure(error);
+            for (;;) {
+              let step: IteratorResult<Buffer>;
+              // The limit runs while the upstream is awaited, not while a slow client is.
+              arm();
+              try {
+                step = await it.next();
+              } catch (error) {
+                throw failed(error);
+              } finally {
+                clearTimeout(timer);
+              }
+              if (step.done) {
+                if (failure !== undefined) throw failure;
+                if (!response.complete) throw failed(new Error('the upstream closed the connection before its response was complete'));
+                return;
+              }
+              yield step.value;
+            }
           } finally {
-            clearTimeout(timer);
+            done();
+            if (!response.complete) response.destroy();
+            await it.return?.();
           }
-          if (step.done) return;
-          yield step.value;
-        }
-      } finally {
-        done();
-        reader.releaseLock();
-        if (!controller.signal.aborted) await response.body?.cancel().catch(() => undefined);
-      }
-    },
-  };
+        },
+      });
+    });
+    if (call.clientGone.aborted) return onClientGone();
+    call.clientGone.addEventListener('abort', onClientGone, { once: true });
+    arm();
+    req.end(call.body);
+  });
 }
