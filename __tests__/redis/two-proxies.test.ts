@@ -213,7 +213,15 @@ redisDescribe('two proxy processes sharing one Redis', () => {
     }
     // And the summaries came back in later views.
     const withSummary = upstream.requests.filter((r) => r.body?.model === MODEL).slice(-CHATS * PER_CHAT).filter((r) => r.rawBody.includes(SUMMARY_TEXT)).length;
-    expect(withSummary).toBeGreaterThan(CHATS * PER_CHAT / 4);
+    // How many of the load's views already carried a summary depends on how fast the jobs ran
+    // against the requests (printed below). Once they are drained, each chat's next request
+    // carries its committed summary, whichever proxy gets it.
+    const before = upstream.requests.length;
+    for (const chat of range(CHATS)) expect((await ask(chat % 2 === 0 ? toA : toB, `load-${chat}`, 4 + PER_CHAT - 1)).ok).toBe(true);
+    const resent = upstream.requests.slice(before).filter((r) => r.body?.model === MODEL);
+    expect(resent).toHaveLength(CHATS);
+    expect(resent.filter((r) => !r.rawBody.includes(SUMMARY_TEXT)).map((r) => r.rawBody.slice(0, 200))).toEqual([]);
+    await Promise.all([a.drain(), b.drain()]);
     const commits = [...versions.values()].reduce((n, list) => n + list.length, 0);
     const skipped = records.filter((r) => r.e === 'skipped').length;
     process.stdout.write(`two proxies: ${answers.length} requests in ${requestsMs.toFixed(0)} ms with ${CHATS} chats in flight (p50 ${p(answers, 0.5).toFixed(1)} ms, p99 ${p(answers, 0.99).toFixed(1)} ms), ${jobs} leased jobs (up to ${mostAtOnce(records)} at once), ${commits} commits, ${shared} chats folded by both, ${skipped} jobs skipped (leased elsewhere), ${withSummary} views with a summary\n`);
