@@ -28,6 +28,31 @@ export function requestFloor(history: readonly OpenAIChatMessage[], end: number,
 }
 
 /**
+ * A lower bound of what a system that always sends its head and its last `keepLast` messages
+ * must send (ctxfold's `keepFirst` / `keepLast`): the request overhead, the first `keepFirst`
+ * messages, every system or developer message, and the tail: the last `keepLast` messages (or
+ * from the last user message on, if that starts earlier), widened back to the start of a tool
+ * exchange it begins inside (a tool result, or an answer without calls right after tool results,
+ * belongs with the assistant message that called the tools), since no valid view splits one. Written apart
+ * from ctxfold's planner, with this one rule only, so it can be lower than what ctxfold
+ * protects, never higher.
+ */
+export function protectedFloor(history: readonly OpenAIChatMessage[], keepFirst: number, keepLast: number, reference: TokenCounter): number {
+  const n = history.length;
+  let lastUser = n;
+  for (let i = n - 1; i >= 0; i--) if (history[i].role === 'user') { lastUser = i; break; }
+  let tailStart = Math.min(lastUser, Math.max(0, n - keepLast));
+  const followUp = (m: OpenAIChatMessage) => m.role === 'assistant' && !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0);
+  while (tailStart > 0 && (history[tailStart].role === 'tool' || (followUp(history[tailStart]) && history[tailStart - 1].role === 'tool'))) tailStart--;
+  let total = reference.requestOverhead;
+  for (let i = 0; i < n; i++) {
+    const m = history[i];
+    if (i < keepFirst || i >= tailStart || m.role === 'system' || m.role === 'developer') total += reference.message(m, openaiChatLens);
+  }
+  return total;
+}
+
+/**
  * Budgets for prefixes of one history. Prefix sums are extended only while they are under twice
  * the cap: past that point the budget is the cap and no more counting is needed.
  */

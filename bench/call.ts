@@ -5,7 +5,7 @@
  */
 import { validateMessages, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
 import { openaiProfile } from '../src/core/index.js';
-import { requestFloor, viewTokens } from './budget.js';
+import { protectedFloor, requestFloor, viewTokens } from './budget.js';
 import { DeadlineExceeded } from './peer-counter.js';
 import type { BenchSystem } from './systems.js';
 
@@ -24,6 +24,8 @@ export interface RequestRecord {
   tokensSent?: number;
   /** What any valid view must send (first system message, the last user message on, overhead): the request's floor. */
   floorTokens?: number;
+  /** For a system that always sends a head and a tail (`keeps`): a lower bound of those alone (`protectedFloor`). */
+  protectedTokens?: number;
   messagesSent?: number;
   valid?: boolean;
   /** The view still carries the request's last user message / its first system message (when it has one). */
@@ -93,6 +95,7 @@ export async function timedCall(system: BenchSystem, spec: CallSpec): Promise<{ 
     record.valid = validateMessages(view, openaiProfile).length === 0;
     record.tokensSent = viewTokens(view, spec.reference);
     record.floorTokens = requestFloor(parsed, parsed.length, spec.reference);
+    if (system.keeps) record.protectedTokens = protectedFloor(parsed, system.keeps.keepFirst, system.keeps.keepLast, spec.reference);
     record.messagesSent = view.length;
     if (lastUser !== undefined) record.askKept = lastText(view, 'user') === lastUser;
     if (system0 !== undefined) record.systemKept = view[0]?.role === 'system' && view[0].content === system0;

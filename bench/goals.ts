@@ -59,10 +59,12 @@ export function checkGoals(rows: readonly SummaryRow[], planning: readonly Plann
     holds: compared ? slower.length === 0 : undefined,
   });
   const ctxRows = rows.filter((r) => r.system === 'ctxfold' && r.goodPct !== undefined);
-  const notGood = ctxRows.filter((r) => r.goodPct! < 100);
+  // Over the budget only because keepFirst + keepLast alone are over it counts apart (the issue's own column), not as good.
+  const notGood = ctxRows.filter((r) => r.goodPct! + (r.protectedOverPct ?? 0) < 100 - 1e-9);
+  const apart = ctxRows.filter((r) => (r.protectedOverPct ?? 0) > 0);
   out.push({
-    goal: 'ctxfold: every view good (valid, with the last user message, within budget) in every workload',
-    measured: notGood.length ? notGood.map((r) => `${r.workload}/${r.mode} ${r.goodPct!.toFixed(1)}%`).join(', ') : `100% in ${ctxRows.length} rows`,
+    goal: 'ctxfold: every view good (valid, with the last user message, within budget), or over it only because its protected head and tail alone are (reported apart)',
+    measured: `${notGood.length ? `not good: ${notGood.map((r) => `${r.workload}/${r.mode} ${(100 - r.goodPct! - (r.protectedOverPct ?? 0)).toFixed(1)}%`).join(', ')}` : `none bad in ${ctxRows.length} rows`}; good ${ctxRows.map((r) => `${r.workload}/${r.mode} ${r.goodPct!.toFixed(1)}%`).filter((_, i) => ctxRows[i].goodPct! < 100).join(', ') || '100% everywhere'}${apart.length ? `; over only by the protected part: ${apart.map((r) => `${r.workload}/${r.mode} ${r.protectedOverPct!.toFixed(1)}%`).join(', ')}` : ''}`,
     holds: ctxRows.length > 0 && notGood.length === 0,
   });
   const small = planning.find((f) => f.messages === 1000);

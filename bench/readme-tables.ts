@@ -19,6 +19,7 @@ interface Row {
   readonly timeouts: number;
   readonly medianMs?: number | null;
   readonly goodPct?: number;
+  readonly protectedOverPct?: number;
 }
 
 interface Results {
@@ -64,7 +65,10 @@ function main(): void {
       const shown = (c: string) => (mode === 'replay' && !find(key, mode, c) && find(key, 'cold', c)?.timeouts ? 'skipped' : cell(find(key, mode, c)));
       lines.push(`| ${label}, ${mode}${key === 'corpus' && n ? ` (${n})` : ''} | ${COLUMNS.map(shown).join(' | ')} |`);
     }
-    if (key === 'corpus') lines.push(`| corpus, good views (replay) | ${COLUMNS.map((c) => (c === 'JSON.parse' ? '' : pctText(find(key, 'replay', c)?.goodPct))).join(' | ')} |`);
+    if (key === 'corpus') {
+      lines.push(`| corpus, good views (replay) | ${COLUMNS.map((c) => (c === 'JSON.parse' ? '' : pctText(find(key, 'replay', c)?.goodPct))).join(' | ')} |`);
+      lines.push(`| corpus, over budget only by keepFirst + keepLast (replay) | ${COLUMNS.map((c) => { const v = find(key, 'replay', c)?.protectedOverPct; return c === 'JSON.parse' || v === undefined ? '' : pctText(v); }).join(' | ')} |`);
+    }
   }
   const generated = (c: string) => {
     const pcts = results.rows.filter((r) => r.workload.startsWith('gen-') && r.system === c && r.goodPct !== undefined).map((r) => r.goodPct!);

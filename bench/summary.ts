@@ -31,6 +31,12 @@ export interface SummaryRow {
   readonly goodPct?: number;
   /** Share of requests whose floor alone is over the budget (no view can be within it). */
   readonly floorOverPct?: number;
+  /**
+   * For a system that always sends a head and a tail (ctxfold's keepFirst / keepLast): share of
+   * views over the budget only because that protected part alone is over it (valid, with the last
+   * user message). Not counted as good; the issue's "reported as its own column".
+   */
+  readonly protectedOverPct?: number;
   /** Share of views that still carry the request's last user message / its system prompt, in %. */
   readonly askKeptPct?: number;
   readonly systemKeptPct?: number;
@@ -54,6 +60,11 @@ function share(records: readonly RequestRecord[], flag: (r: RequestRecord) => bo
 export function isGood(r: RequestRecord): boolean {
   if (!r.valid || r.askKept === false || r.tokensSent === undefined) return false;
   return r.tokensSent <= r.budget || (r.floorTokens !== undefined && r.floorTokens > r.budget);
+}
+
+/** True when a view is valid, keeps the last user message, and is over the budget only because the system's protected part alone is (see `protectedFloor`). */
+export function isProtectedOver(r: RequestRecord): boolean {
+  return !isGood(r) && r.valid === true && r.askKept !== false && r.protectedTokens !== undefined && r.protectedTokens > r.budget;
 }
 
 /** Groups records and computes every figure; row order follows first appearance. */
@@ -101,6 +112,7 @@ export function summarize(records: readonly RequestRecord[]): SummaryRow[] {
       validPct: checked.length ? pct(checked.filter((r) => r.valid).length, checked.length) : undefined,
       goodPct: withView.length ? pct(withView.filter(isGood).length, withView.length) : undefined,
       floorOverPct: withView.length ? pct(withView.filter((r) => r.floorTokens !== undefined && r.floorTokens > r.budget).length, withView.length) : undefined,
+      protectedOverPct: withView.length && withView.every((r) => r.protectedTokens !== undefined) ? pct(withView.filter(isProtectedOver).length, withView.length) : undefined,
       askKeptPct: share(ok, (r) => r.askKept),
       systemKeptPct: share(ok, (r) => r.systemKept),
       ctxfoldRatio: ratios.length ? median(ratios) : undefined,
@@ -118,13 +130,13 @@ function fmt(v: number | undefined, digits: number): string {
 
 /** The rows as a fixed-width text table. */
 export function formatTable(rows: readonly SummaryRow[]): string {
-  const head = ['workload', 'mode', 'system', 'n', 'median ms', 'p95 ms', 'us/msg', 'heap MB', 'rss MB', 'sent/budget', 'over %', 'valid %', 'good %', 'floor>budget %', 'ask %', 'sys %', 'ctxfold/x'];
+  const head = ['workload', 'mode', 'system', 'n', 'median ms', 'p95 ms', 'us/msg', 'heap MB', 'rss MB', 'sent/budget', 'over %', 'valid %', 'good %', 'floor>budget %', 'kept>budget %', 'ask %', 'sys %', 'ctxfold/x'];
   const body = rows.map((r) => [
     r.workload, r.mode, r.system,
     `${r.requests}${r.timeouts ? ` (+${r.timeouts} t/o)` : ''}${r.errors ? ` (+${r.errors} err)` : ''}`,
     fmt(r.medianMs, 2), fmt(r.p95Ms, 2), fmt(r.usPerMessage, 2),
     fmt(r.heapDeltaMB, 0), fmt(r.rssPeakDeltaMB, 0),
-    fmt(r.sentToBudget, 2), fmt(r.overBudgetPct, 0), fmt(r.validPct, 0), fmt(r.goodPct, 0), fmt(r.floorOverPct, 0), fmt(r.askKeptPct, 0), fmt(r.systemKeptPct, 0), fmt(r.ctxfoldRatio, 3),
+    fmt(r.sentToBudget, 2), fmt(r.overBudgetPct, 0), fmt(r.validPct, 0), fmt(r.goodPct, 0), fmt(r.floorOverPct, 0), fmt(r.protectedOverPct, 0), fmt(r.askKeptPct, 0), fmt(r.systemKeptPct, 0), fmt(r.ctxfoldRatio, 3),
   ]);
   const widths = head.map((h, c) => Math.max(h.length, ...body.map((row) => row[c].length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');

@@ -34,6 +34,8 @@ export interface BenchSystem<I = unknown, O = unknown> {
   readonly floor?: boolean;
   /** True for a stateful system measured in the replay only (a cold call has no history before it). */
   readonly replayOnly?: boolean;
+  /** The head and tail the system always sends whatever the budget (ctxfold's keepFirst / keepLast), for the "protected part alone over the budget" column. */
+  readonly keeps?: { readonly keepFirst: number; readonly keepLast: number };
   prepare(body: string, parsed: OpenAIChatMessage[]): I;
   run(input: I, ctx: RunContext): O | Promise<O>;
   view(output: O): OpenAIChatMessage[] | undefined;
@@ -48,12 +50,16 @@ function checkDeadline(ctx: RunContext): void {
   if (performance.now() > ctx.deadline) throw new DeadlineExceeded(ctx.deadlineSeconds);
 }
 
+/** The head and tail ctxfold always sends by default (`keepFirst: 1`, `keepLast: 6`, as README's options table says). */
+const CTXFOLD_DEFAULT_KEEPS = { keepFirst: 1, keepLast: 6 } as const;
+
 const ctxfold: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
   name: 'ctxfold',
   settings: 'compressContext(messages, { maxContextTokens: budget, counter, historyCache, chatId }); counter = createTokenCounter() (o200k_base) and historyCache = createHistoryCache(): fresh for a cold call, one per workload shared by every replay request, chatId one per conversation',
   prepare: (_body, parsed) => parsed,
   run: (messages, ctx) => compressContext(messages, { maxContextTokens: ctx.budget, counter: ctx.counter, historyCache: ctx.historyCache, chatId: ctx.chatId }).messages,
   view: (out) => out,
+  keeps: CTXFOLD_DEFAULT_KEEPS,
 };
 
 /** One compressor per replay (keyed by the replay's counter), as one server process would have. */
@@ -63,6 +69,7 @@ const ctxfoldWrap: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
   name: 'ctxfold wrap',
   settings: "createCompressor({ maxContextTokens: 32000, compressionThresholdTokens: 24000, store: new MemoryStore(), counter }).wrap(handler), one compressor per replayed workload, the request's chatId one per conversation (handler returns the view); extractive summaries run in the background between requests; replay only, and its budget is the workload's cap (32k), not each request's",
   replayOnly: true,
+  keeps: CTXFOLD_DEFAULT_KEEPS,
   prepare: (_body, parsed) => parsed,
   run: async (messages, ctx) => {
     let compressor = compressors.get(ctx.counter);
