@@ -332,7 +332,7 @@ describe('Anthropic Messages', () => {
 });
 
 describe('metrics', () => {
-  test('/metrics exposes requests, tokens before/after, summaries by outcome, queue depth, lock contention, store warnings and latency histograms (own registry)', async () => {
+  test('/metrics exposes requests, tokens before/after, summaries by outcome, queue depth, lock contention, store warnings, latency histograms and the body memory (own registry)', async () => {
     const own = new MemoryStore();
     const m = await proxyWith({ store: own, maxContextTokens: 3_000, keepLast: 4 });
     try {
@@ -360,6 +360,9 @@ describe('metrics', () => {
       expect(text).toMatch(/^ctxfold_upstream_latency_seconds_count\{route="chat.completions"\} 4$/m);
       expect(text).toMatch(/^ctxfold_proxy_overhead_seconds_count\{route="chat.completions"\} 4$/m);
       expect(text).toMatch(/^ctxfold_process_cpu_user_seconds_total /m);
+      // The chat's bodies grew by 20 messages each: the 60, 80 and 100 before were taken from its last body.
+      expect(text).toMatch(/^ctxfold_body_items_reused_total 240$/m);
+      expect(text).toMatch(new RegExp(`^ctxfold_body_memory_bytes ${Buffer.byteLength(chatBody(longChat.slice(0, 120)))}$`, 'm'));
       // Another proxy's registry is its own: its counts start at nothing.
       const fresh = await (await fetch(`${proxy.url}/metrics`)).text();
       expect(fresh).not.toMatch(/status="200"\} 4$/m);

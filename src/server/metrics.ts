@@ -24,14 +24,16 @@ export interface MetricSources {
   jobs(): { readonly waiting: number; readonly running: number; readonly coalesced: number };
   /** Requests being served right now. */
   inFlight(): number;
+  /** The body memory: bodies read, history items reused from a chat's last body, bytes held. */
+  bodies(): { readonly bodies: number; readonly reusedItems: number; readonly bytes: number };
 }
 
 /**
  * Creates the metrics (names prefixed `ctxfold_`; see docs/proxy.md for the list):
  * requests by route and status, tokens before/after folding, summary jobs by outcome, summary
  * queue depth and running jobs, triggers that found their chat's job busy, store failures and
- * other warnings, upstream latency and the proxy's own time before forwarding, plus Node's
- * process metrics. Gauges are read when scraped.
+ * other warnings, upstream latency and the proxy's own time before forwarding, the body memory
+ * (bytes held, items reused), plus Node's process metrics. Gauges are read when scraped.
  */
 export function createMetrics(sources: MetricSources): ProxyMetrics {
   const registry = new Registry();
@@ -56,6 +58,14 @@ export function createMetrics(sources: MetricSources): ProxyMetrics {
   new Counter({
     name: 'ctxfold_summary_lock_contended_total', help: 'Summary triggers that found their chat\'s job already running or queued (the per-chat lock was held) and were folded into its one follow-up.', registers,
     collect() { this.reset(); this.inc(sources.jobs().coalesced); },
+  });
+  new Gauge({
+    name: 'ctxfold_body_memory_bytes', help: 'Bytes of recent request bodies kept so a chat\'s next body parses only what it added (--body-memory-bytes bounds it).', registers,
+    collect() { this.set(sources.bodies().bytes); },
+  });
+  new Counter({
+    name: 'ctxfold_body_items_reused_total', help: 'History items taken from a chat\'s last body instead of being parsed again.', registers,
+    collect() { this.reset(); this.inc(sources.bodies().reusedItems); },
   });
   new Gauge({
     name: 'ctxfold_requests_in_flight', help: 'Requests being served now.', registers,

@@ -53,7 +53,8 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   const store: StateStore = opened.store;
   if (opened.warning !== undefined) logger.warn({ store: 'redis' }, opened.warning);
   // The gauges read the pool when scraped, which is never before it exists.
-  const metrics = createMetrics({ jobs: () => pool.jobs(), inFlight: () => inFlight.count });
+  const bodies = createBodyReuse({ maxBytes: options.bodyMemoryBytes });
+  const metrics = createMetrics({ jobs: () => pool.jobs(), inFlight: () => inFlight.count, bodies: () => bodies.stats() });
   const pool: CompressorPool = createCompressorPool({
     config: options.config,
     maxContextTokens: options.maxContextTokens,
@@ -83,7 +84,6 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     throw error;
   }
   const agent = createUpstreamAgent(options.upstream);
-  const bodies = createBodyReuse({ maxBytes: options.bodyMemoryBytes });
   const ctx: ProxyContext = { options, pool, metrics, logger, agent, bodies };
   let closing = false;
 
