@@ -74,14 +74,15 @@ function applyText(text: string, how: string): string {
 }
 
 describe('body reuse', () => {
-  test('any sequence of bodies under one key parses as JSON.parse does (values and errors)', () => {
+  test('any sequence of bodies under one key, kept in 1 to 3 slots, parses as JSON.parse does (values and errors)', () => {
     let runs = 0;
     let reusing = 0;
     fc.assert(fc.property(
       fc.array(message, { minLength: 1, maxLength: 8 }),
       fc.array(edit, { minLength: 1, maxLength: 8 }),
       fc.integer({ min: 0, max: 1000 }),
-      (start, edits, seed) => {
+      fc.integer({ min: 1, max: 3 }),
+      (start, edits, seed, slots) => {
         // The spacing and escapes are drawn from a stream restarted for each body: a body equal to
         // the last one up to some item is written with the same bytes up to there, as a client
         // resending its history does; a 'respace' edit starts another stream.
@@ -97,7 +98,7 @@ describe('body reuse', () => {
         let text = writeBody(body);
         const check = (t: string) => {
           const raw = Buffer.from(t, 'utf8');
-          expect(outcome(() => reuse.parse('k', 'messages', raw))).toEqual(outcome(() => JSON.parse(raw.toString('utf8'))));
+          expect(outcome(() => reuse.parse('k', 'messages', raw, slots))).toEqual(outcome(() => JSON.parse(raw.toString('utf8'))));
         };
         runs++;
         check(text);
@@ -141,6 +142,23 @@ describe('body reuse', () => {
     const other = reuse.parse('chat-b', 'messages', Buffer.from(JSON.stringify({ model: 'm', messages: history }))) as { messages: unknown[] };
     expect(other.messages[0]).not.toBe(second.messages[0]);
     expect(reuse.stats().reusedItems).toBe(40);
+  });
+
+  test('without a chat to key by, several recent bodies are kept under one key and each body is read against the one it shares the most with', () => {
+    const chats = ['a', 'b', 'c'].map((name) => Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${name} turn ${i}` })));
+    const bodyOf = (messages: unknown[]) => Buffer.from(JSON.stringify({ model: 'm', messages }));
+    const run = (slots: number) => {
+      const reuse = createBodyReuse({ maxBytes: 1 << 20 });
+      for (let n = 10; n <= 30; n += 2) {
+        for (const chat of chats) expect(reuse.parse('tenant', 'messages', bodyOf(chat.slice(0, n)), slots)).toEqual(JSON.parse(bodyOf(chat.slice(0, n)).toString()));
+      }
+      return reuse.stats();
+    };
+    // Three chats interleaved: with one slot each body meets another chat's and parses whole.
+    expect(run(1).reusedItems).toBe(0);
+    const many = run(4);
+    expect(many.reusedItems).toBe(3 * (10 + 12 + 14 + 16 + 18 + 20 + 22 + 24 + 26 + 28));
+    expect(many.entries).toBe(3);
   });
 
   test('memory stays under its bound (least recently used first); 0 remembers nothing', () => {

@@ -331,6 +331,25 @@ describe('Anthropic Messages', () => {
   });
 });
 
+describe('body memory', () => {
+  test('two unnamed chats of one tenant, interleaved: each body is read against its own chat\'s last one', async () => {
+    const m = await proxyWith({ store: new MemoryStore(), maxContextTokens: 100_000 });
+    try {
+      upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+      const other = generateConversation({ messages: 40, seed: 12 });
+      for (let n = 10; n <= 30; n += 10) {
+        for (const chat of [longChat, other]) expect((await post('/v1/chat/completions', chatBody(chat.slice(0, n)), {}, m.url)).status).toBe(200);
+      }
+      const text = await (await fetch(`${m.url}/metrics`)).text();
+      // Each chat's 20- and 30-message bodies reuse its own 10 and 20 (60), and the second chat's
+      // first body the system message it opens with like the first chat (1).
+      expect(text).toMatch(/^ctxfold_body_items_reused_total 61$/m);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
 describe('metrics', () => {
   test('/metrics exposes requests, tokens before/after, summaries by outcome, queue depth, lock contention, store warnings, latency histograms and the body memory (own registry)', async () => {
     const own = new MemoryStore();

@@ -19,6 +19,9 @@ import { tenantOf } from './tenant.js';
 import type { UpstreamAgent, UpstreamKey } from './upstream.js';
 import { usageWatch, type UsageWatch } from './usage-watch.js';
 
+/** Bodies kept per tenant and route for requests that name no chat (their next body is read against the one it shares the most with). */
+const UNNAMED_CHAT_BODIES = 8;
+
 /** What every request handler of the proxy shares. */
 export interface ProxyContext {
   readonly options: ResolvedServerOptions;
@@ -80,8 +83,10 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
   const tenant = tenantOf(req.headers, { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader });
   let body: unknown;
   try {
-    // Keyed by tenant and the chat's header when sent: a chat's next body parses only what it added.
-    body = ctx.bodies.parse(`${route.name}\n${tenant}\n${chatFromHeaders(req.headers, options.chatIdHeader) ?? ''}`, route.endpoint.listField, raw);
+    // Keyed by tenant and the chat's header when sent: a chat's next body parses only what it
+    // added. Without one, the tenant's last few bodies on this route are candidates.
+    const named = chatFromHeaders(req.headers, options.chatIdHeader);
+    body = ctx.bodies.parse(`${route.name}\n${tenant}\n${named ?? ''}`, route.endpoint.listField, raw, named === undefined ? UNNAMED_CHAT_BODIES : 1);
   } catch (error) {
     sendError(res, route.errors, { status: 400, message: `the request body is not valid JSON: ${(error as Error).message}`, code: 'ctxfold_invalid_json' });
     return done(400, { problem: 'invalid JSON' });
