@@ -75,6 +75,8 @@ export interface PlanDecisions {
   readonly collapsed: readonly CollapsedResult[];
   /** True when even the smallest valid view is over `maxContextTokens`. */
   readonly overBudget: boolean;
+  /** Tokens of the smallest valid view: head, pinned system messages, the kept tail and the request overhead (NaN when one of them was not counted). */
+  readonly minimumTokens: number;
   /**
    * Groups not yet summarized, between head/summary and tail, when the view with the current
    * summary (before any trimming) is at or above the threshold.
@@ -460,6 +462,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       dropped: droppedRanges(reason),
       collapsed: collapsedFinal,
       overBudget,
+      minimumTokens: protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens),
       summarize,
       notes,
     },

@@ -51,11 +51,12 @@ export interface RecallOutcome<R> {
 /**
  * Answers the `ctxfold_recall` calls of a reply and asks the model again, up to
  * `compressor.recall.rounds` times. Rule: a reply the dialect calls answerable is answered (the
- * model's turn and one result per call are appended to a copy of the history, the whole is
- * compressed again within the budget, and `ask` sends it with the new view and tools); any other
- * reply is returned, `pending` when it still holds recall calls (one that mixes them with the
- * application's calls, or the one past the rounds): the caller removes them, so nothing the
- * application would run is ever dropped. Endpoint-neutral: the adapter, the proxy and `wrap` use it.
+ * model's turn and one result per call are appended to a copy of the history, each answer bounded
+ * by its share of the room the window leaves above the smallest view, the whole is compressed
+ * again within the budget, and `ask` sends it with the new view and tools); any other reply is
+ * returned, `pending` when it still holds recall calls (one that mixes them with the
+ * application's calls, the one past the rounds, or one the window has no room left to answer):
+ * the caller removes them, so nothing the application would run is ever dropped. Endpoint-neutral: the adapter, the proxy and `wrap` use it.
  */
 export async function answerRecallRounds<R>(first: R, report: Report, round: RecallRounds<R>): Promise<RecallOutcome<R>> {
   const recall = round.compressor.recall;
@@ -70,9 +71,18 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     const asked = isFields(shaped) ? dialect.read(shaped) : undefined;
     if (!asked) return { reply, report: last, rounds: answered, pending: false };
     if (!asked.answerable || answered >= recall.rounds) return { reply, report: last, rounds: answered, pending: true };
-    added.push(...dialect.turn(shaped as Record<string, unknown>));
+    const turn = dialect.turn(shaped as Record<string, unknown>);
+    // The answers get the room the window leaves once this turn and its (empty) results are in
+    // the smallest view: a recall round never pushes a view over the budget. No room: the calls
+    // stay unanswered (pending), and the caller removes them.
+    const probe = await round.compressor.compress(round.chatId, [...round.history, ...added, ...turn, ...asked.calls.map((call) => dialect.result(call, ''))], round.extras);
+    const { maxContextTokens, reservedOutputTokens, minimumTokens } = probe.report;
+    const room = maxContextTokens === undefined ? Infinity : minimumTokens === undefined ? 0 : maxContextTokens - reservedOutputTokens - minimumTokens;
+    if (room < asked.calls.length) return { reply, report: last, rounds: answered, pending: true };
+    const share = room === Infinity ? undefined : Math.floor(room / asked.calls.length);
+    added.push(...turn);
     for (const call of asked.calls) {
-      const answer = await recall.answer(round.chatId, call.arguments);
+      const answer = await recall.answer(round.chatId, call.arguments, share === undefined ? undefined : { maxTokens: share });
       added.push(dialect.result(call, answer.text));
     }
     const view = await round.compressor.compress(round.chatId, [...round.history, ...added], round.extras);

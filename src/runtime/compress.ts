@@ -75,6 +75,13 @@ export interface CompressReport {
   readonly violations?: readonly Violation[];
   readonly overBudget: boolean;
   /**
+   * Tokens of the smallest view this request can be sent with: the head, system messages, the
+   * kept tail, and the request's overhead and extras (no summary, no older message). What the
+   * window leaves above it (`maxContextTokens - reservedOutputTokens - minimumTokens`) is the room
+   * anything added to the tail has. Undefined when not every one of them was counted.
+   */
+  readonly minimumTokens?: number;
+  /**
    * With a chat memory (`historyCache` + `chatId`): tokens of the leading messages of this view
    * that are identical to the chat's previous view (what a provider's prompt cache can reuse;
    * instructions and tools outside the list are not included). 0 for a chat's first view.
@@ -446,6 +453,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       repaired,
       violations: options.provider ? checkProfile(plan.messages, options.provider as Profile<M>) : undefined,
       overBudget: d.overBudget,
+      ...(Number.isFinite(d.minimumTokens) ? { minimumTokens: d.minimumTokens } : {}),
       prefixTokensShared,
       summarize,
       notes,

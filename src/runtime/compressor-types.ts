@@ -59,8 +59,12 @@ export interface CompressorRecall {
   readonly maxTokens: number;
   /** Recall calls an adapter answers per application request before it returns the response. */
   readonly rounds: number;
-  /** Answers one `ctxfold_recall` call of a chat (`resolveRecall` on this compressor's store and counter); never throws for bad arguments. */
-  answer(chatId: string, args: unknown): Promise<RecallAnswer>;
+  /**
+   * Answers one `ctxfold_recall` call of a chat (`resolveRecall` on this compressor's store and
+   * counter) in at most `maxTokens` (and never more than `bound.maxTokens`, at least 1); never
+   * throws for bad arguments.
+   */
+  answer(chatId: string, args: unknown, bound?: { readonly maxTokens?: number }): Promise<RecallAnswer>;
 }
 
 /** Options of `wrap`. */

@@ -228,8 +228,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   const recallApi: CompressorRecall | undefined = recall ? {
     maxTokens: recall.maxTokens,
     rounds: recall.rounds,
-    answer: (chatId: string, args: unknown) => (hasOriginals(store)
-      ? resolveRecall(store, chatId, args, { maxTokens: recall.maxTokens, countTokens: counter.text })
+    answer: (chatId: string, args: unknown, bound?: { readonly maxTokens?: number }) => (hasOriginals(store)
+      ? resolveRecall(store, chatId, args, { maxTokens: Math.max(1, Math.min(recall.maxTokens, bound?.maxTokens ?? recall.maxTokens)), countTokens: counter.text })
       : Promise.reject(new InputError('options.recall', 'the store keeps no originals'))),
   } : undefined;
 
