@@ -94,7 +94,7 @@ describe('summary and recall paths stay within the budget', () => {
           expect({ where: v.where, within: v.sent <= maxContextTokens, sent: v.sent, max: maxContextTokens }).toMatchObject({ where: v.where, within: true });
         }
       },
-    ), { ...propertyParams(), numRuns: Math.min(200, propertyParams().numRuns) });
+    ), { ...propertyParams(), numRuns: Math.min(100, propertyParams().numRuns) });
     process.stdout.write(`recall budget property: ${summarized} views with a summary, ${rounds} recall rounds answered\n`);
     // The property must reach summaries and answered rounds, not only the first view.
     expect(summarized).toBeGreaterThan(20);
