@@ -9,6 +9,7 @@
  * `--economy` measures only the economy and writes bench/results/economy.json and economy.md
  * (`--economy --quick`: economy-quick.*). See bench/README.md for each figure.
  */
+import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +34,7 @@ import { measureAdapterOverhead as aiSdkOverhead } from './adapter-ai-sdk.js';
 import { measureAdapterOverhead as langchainOverhead } from './adapter-langchain.js';
 import { measureAdapterOverhead as openaiOverhead, type AdapterOverheadRow } from './adapter-openai.js';
 import { cacheReport, type CacheWorkloadFigures } from './economy/cache-report.js';
-import { measureProxyLoad, type ProxyLoadRow } from './proxy-load.js';
+import type { ProxyLoadRow } from './proxy-load.js';
 import { retentionReport, type RetentionTable } from './economy/retention-report.js';
 import { corpusPath, corpusWorkload, generatedWorkload, type Workload } from './workloads.js';
 
@@ -142,10 +143,21 @@ async function adapterOverhead(): Promise<AdapterOverheadRow[]> {
   return rows;
 }
 
-/** The proxy's load rows (a quick run takes fewer requests per row), logged as they come. */
+/**
+ * The proxy's load rows (a quick run takes fewer requests per row), logged once they are in.
+ * Measured by `proxy-load.js --json` in a process of its own: this one holds the heaps of every
+ * workload before it, and its garbage collection would take a core from the proxy measured.
+ */
 async function proxyLoadRows(quick: boolean): Promise<ProxyLoadRow[]> {
   const t0 = performance.now();
-  const rows = await measureProxyLoad(quick ? { maxRequests: 400, maxSeconds: 3 } : {});
+  const script = fileURLToPath(new URL('./proxy-load.js', import.meta.url));
+  const out = await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, [script, '--json', ...(quick ? ['quick'] : [])], { maxBuffer: 16 * 1024 * 1024, timeout: 10 * 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`proxy-load.js failed: ${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+  const rows = JSON.parse(out.trim().split('\n').pop()!) as ProxyLoadRow[];
   for (const r of rows) {
     const added = r.addedP50Ms === undefined ? '' : `added p50 ${r.addedP50Ms.toFixed(2)} ms, p99 ${r.addedP99Ms!.toFixed(2)} ms; `;
     const floor = r.floorMs === undefined ? '' : `floor ${r.floorMs.toFixed(2)} ms; `;
