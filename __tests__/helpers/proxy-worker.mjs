@@ -18,19 +18,10 @@
 import { createInterface } from 'node:readline';
 import { createLlmSummarizer } from '../../dist/src/index.js';
 import { startServer } from '../../dist/src/server/index.js';
-import { RedisStore } from '../../dist/src/store/redis.js';
+import { openRecordedStore } from './worker-records.mjs';
 
 const [url, prefix, name, leaseMs, upstream] = process.argv.slice(2);
-// A generous command timeout: a loaded test machine may hold this event loop for a while, and a
-// reply read late must not count as a failure (while Redis is down, calls fail at once anyway).
-const store = await RedisStore.open({ url, keyPrefix: prefix, leaseMs: Number(leaseMs), commandTimeoutMs: 5000 });
-const now = () => performance.timeOrigin + performance.now();
-const records = [];
-const log = (entry) => {
-  const record = { ...entry, pid: process.pid, name, t: now() };
-  records.push(record);
-  store.client.rpush(`${prefix}log`, JSON.stringify(record)).catch(() => { record.unlogged = true; });
-};
+const { store, records, log } = await openRecordedStore(url, prefix, name, leaseMs);
 
 /** The RedisStore, with each leased job's start, end and commit recorded. */
 const recorded = {

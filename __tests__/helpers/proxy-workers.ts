@@ -1,8 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { overlaps } from './redis-workers.js';
+import { assertBuilt, overlaps } from './redis-workers.js';
 
 /**
  * Proxy processes for the multi-instance tests: each is `proxy-worker.mjs`, a `startServer` of
@@ -28,11 +28,7 @@ export function ensureBuiltProxy(): void {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, encoding: 'utf8' });
     if (build.status !== 0) throw new Error(`dist/ was missing and \`npm run build\` failed: ${build.stdout}${build.stderr}`);
   }
-  for (const source of sources()) {
-    const built = join(root, 'dist', source.replace(/\.ts$/, '.js'));
-    if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` before this test`);
-    if (statSync(built).mtimeMs < statSync(join(root, source)).mtimeMs) throw new Error(`${built} is older than ${source}: run \`npm run build\` before this test`);
-  }
+  assertBuilt(sources());
 }
 
 /** One record a proxy worker made of a leased summary job (see proxy-worker.mjs). */

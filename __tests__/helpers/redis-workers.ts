@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const WORKER = join(root, '__tests__', 'helpers', 'two-process-worker.mjs');
 
-/** Throws unless dist/ holds a build at least as new as the sources the workers run. */
-export function assertBuilt(): void {
-  for (const source of ['src/store/redis-store.ts', 'src/runtime/lease-job.ts', 'src/runtime/compressor.ts']) {
+/** Throws unless dist/ holds a build at least as new as `sources` (default: those the compressor workers run). */
+export function assertBuilt(sources: readonly string[] = ['src/store/redis-store.ts', 'src/runtime/lease-job.ts', 'src/runtime/compressor.ts']): void {
+  for (const source of sources) {
     const built = join(root, 'dist', source.replace(/\.ts$/, '.js'));
     if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` before this test`);
     if (statSync(built).mtimeMs < statSync(join(root, source)).mtimeMs) throw new Error(`${built} is older than ${source}: run \`npm run build\` before this test`);
