@@ -76,7 +76,21 @@ describe('counting by tiktoken pieces split in JavaScript', () => {
     const full = enc.encode_ordinary(zh).length;
     expect(count(zh)).toBeGreaterThanOrEqual(full);
     expect(count(zh)).toBeLessThanOrEqual(Math.ceil(full * 1.01));
-    const letters = 'abcdefghij'.repeat(100_000); // 1M letters, one piece: sliced, never remembered
+    const letters = 'abcdefghij'.repeat(100_000); // 1M letters, one piece: sliced
     expect(count(letters)).toBeGreaterThan(100_000);
+  });
+
+  test('a run of one repeated letter counts as its 128-character slices do (slices are remembered like pieces)', () => {
+    const enc = get_encoding('o200k_base');
+    const count = tiktokenCounter('o200k_base');
+    const run = 'x'.repeat(5_000_000);
+    // Independent of the counter: windows of 32,768 characters (no whitespace to cut at), each sliced every 128.
+    let expected = 0;
+    for (let w = 0; w < run.length; w += 32_768) {
+      const window = run.slice(w, Math.min(run.length, w + 32_768));
+      for (let k = 0; k < window.length; k += 128) expected += enc.encode_ordinary(window.slice(k, k + 128)).length;
+    }
+    expect(count(run)).toBe(expected);
+    expect(count(run)).toBe(expected);
   });
 });

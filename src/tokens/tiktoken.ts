@@ -138,8 +138,10 @@ export function tiktokenCounter(encoding: TiktokenEncoding): TextCounter {
   let total = 0;
   const addPiece = (piece: string) => {
     if (piece.length >= 256) {
-      // One piece this long is a run of letters or punctuation: sliced, never remembered.
-      for (let k = 0; k < piece.length; k += RUN_SLICE_CHARS) total += whole(piece.slice(k, k + RUN_SLICE_CHARS));
+      // One piece this long is a run of letters or punctuation: counted in slices, each slice
+      // remembered like a piece (a slice is shorter than the longest piece remembered, so the
+      // memory bound is unchanged; a run of one repeated character is encoded once).
+      for (let k = 0; k < piece.length; k += RUN_SLICE_CHARS) addPiece(piece.slice(k, k + RUN_SLICE_CHARS));
       return;
     }
     let n = young.get(piece);
