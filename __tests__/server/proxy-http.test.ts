@@ -203,6 +203,34 @@ describe('timeouts and disconnects', () => {
     }
   });
 
+  test('a stream\'s status and headers reach the client before its first event; a body of known length comes whole with its headers', async () => {
+    const own = await proxyWith();
+    try {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => { release = resolve; });
+      upstream.handle(async (_q, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders();
+        await released; // the first token comes only once the client holds the headers
+        res.end('data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
+      });
+      const r = await post('/v1/chat/completions', chatBody([{ role: 'user', content: 'hi' }], { stream: true }), {}, own.url);
+      expect([r.status, r.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+      release();
+      expect(await r.text()).toContain('data: [DONE]');
+
+      const answer = JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] });
+      upstream.handle((_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) });
+        res.end(answer);
+      });
+      const whole = await post('/v1/chat/completions', chatBody([{ role: 'user', content: 'hi' }]), {}, own.url);
+      expect([whole.status, whole.headers.get('content-length'), await whole.text()]).toEqual([200, String(Buffer.byteLength(answer)), answer]);
+    } finally {
+      await own.close();
+    }
+  });
+
   test('a stream that stalls past the limit is cut: the client sees an incomplete response, not a clean end', async () => {
     const quick = await proxyWith({ upstreamTimeoutMs: 200 });
     try {

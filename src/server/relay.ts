@@ -24,8 +24,10 @@ function drained(res: ServerResponse): Promise<boolean> {
  */
 export async function relay(upstream: UpstreamResponse, res: ServerResponse, seen: (chunk: Uint8Array) => void, extraHeaders: Record<string, string> = {}): Promise<RelayEnd> {
   res.writeHead(upstream.status, { ...relayedHeaders(upstream.headers), ...extraHeaders });
-  // Headers go out now: a client waiting on a slow first token already knows the status.
-  res.flushHeaders();
+  // A body of unknown length (an event stream): headers go out now, so a client waiting on a slow
+  // first token already knows the status. A body of known length follows at once: its headers
+  // go out with its first bytes, one write instead of two.
+  if (upstream.headers['content-length'] === undefined) res.flushHeaders();
   try {
     for await (const chunk of upstream.chunks()) {
       seen(chunk);
