@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { compressContext, createTokenCounter, repairHistory, validateMessages, type CompressOptions } from '../../src/index.js';
@@ -67,7 +68,7 @@ describe('compressContext on Gemini histories: every view is valid', () => {
       const result = compressContext(contents, options);
       expect(result.report.repaired).toEqual([]);
       add(expectGeminiView({ original: contents, snapshot, ref: contents, maxContextTokens: options.maxContextTokens, result, counter }));
-      expect(contents).toEqual(snapshot);
+      if (!isDeepStrictEqual(contents, snapshot)) expect(contents).toEqual(snapshot);
     }), formatPropertyParams());
     expect(t.dropped).toBeGreaterThan(t.runs / 10);
     expect(t.collapsed).toBeGreaterThan(0);
@@ -87,9 +88,9 @@ describe('compressContext on Gemini histories: every view is valid', () => {
       expect(validateMessages(ref, 'gemini')).toEqual([]);
       expect(checkGemini(ref)).toEqual([]);
       const kept = new Set<object>(ref.flatMap((c) => c.parts));
-      for (const p of real) expect(kept.has(p)).toBe(true);
-      for (const c of contents) for (const p of c.parts) if (p.functionResponse && !kept.has(p)) expect(added.has(p)).toBe(true);
-      expect(contents).toEqual(snapshot);
+      expect([...real].filter((p) => !kept.has(p))).toEqual([]);
+      expect(contents.flatMap((c) => c.parts).filter((p) => p.functionResponse && !kept.has(p) && !added.has(p))).toEqual([]);
+      if (!isDeepStrictEqual(contents, snapshot)) expect(contents).toEqual(snapshot);
     }), formatPropertyParams());
     expect([...seen].sort()).toEqual(['added-result', 'removed-duplicate', 'removed-orphan', 'reported']);
   });
@@ -107,13 +108,13 @@ describe('compressContext on Gemini histories: every view is valid', () => {
       expect(checkGemini(ref)).toEqual([]);
       // Every real response is still there (as the same part object); only added ones were removed.
       const kept = new Set<object>(ref.flatMap((c) => c.parts));
-      for (const p of real) expect(kept.has(p)).toBe(true);
-      for (const c of contents) for (const p of c.parts) if (p.functionResponse && !kept.has(p)) expect(added.has(p)).toBe(true);
+      expect([...real].filter((p) => !kept.has(p))).toEqual([]);
+      expect(contents.flatMap((c) => c.parts).filter((p) => p.functionResponse && !kept.has(p) && !added.has(p))).toEqual([]);
       const options = optionsFor(contents, o);
       const result = compressContext(contents, options);
       expect(result.report.repaired.length).toBeGreaterThan(0);
       add(expectGeminiView({ original: contents, snapshot, ref: ref as GeminiContent[], maxContextTokens: options.maxContextTokens, result, counter }));
-      expect(contents).toEqual(snapshot);
+      if (!isDeepStrictEqual(contents, snapshot)) expect(contents).toEqual(snapshot);
     }), formatPropertyParams());
     expect(t.dropped).toBeGreaterThan(t.runs / 10);
   });
