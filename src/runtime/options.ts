@@ -8,6 +8,7 @@ import { profileFor } from '../formats/profiles.js';
 import type { Profile } from '../core/validate/validate.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { HistoryCache, Recall } from './history-cache.js';
+import { commonCompressOptions } from './options-fast-path.js';
 
 /**
  * Every option ctxfold takes is declared here, once, and checked at the boundary by one schema:
@@ -283,9 +284,15 @@ export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOver
   };
 }
 
+/** `compressContext` options as the schema reads them (an `InputError` when it refuses them); no defaults applied. */
+export function schemaCompressOptions(options: unknown): CompressOptions {
+  return parseWith(compressSchema, Object.keys(compressSchema.shape), options, 'options') as CompressOptions;
+}
+
 /** Checks `compressContext` options (unknown names included) and applies defaults. */
 export function resolveCompressOptions(options: unknown): ResolvedCompressOptions {
-  const o = parseWith(compressSchema, Object.keys(compressSchema.shape), options, 'options') as CompressOptions;
+  // The options most calls pass are checked by hand; anything else goes through the schema.
+  const o = commonCompressOptions(options) ?? schemaCompressOptions(options);
   if (o.historyCache !== undefined && o.chatId === undefined) {
     throw new InputError('options.chatId', 'is required with historyCache: the cache remembers one history per chat');
   }
