@@ -246,6 +246,8 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   // The kept tail (the last `keepLast` messages in whole groups, and always the group holding the
   // last user text) is sent whatever the budget: `keepLast` means what it says.
   const protectedStart = tStart;
+  // The smallest valid view (head, pinned, kept tail, overhead): the summary's room and the report's minimum.
+  const minimumTokens = protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens);
 
   const reason = new Uint8Array(n); // DROP code per message; 0 = kept
   let total = before;
@@ -266,7 +268,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     let cost = count(message);
     if (max !== undefined) {
       // The summary gets the room the protected part leaves: it never pushes a view over the budget.
-      const room = max - protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens);
+      const room = max - minimumTokens;
       summaryAllowedTokens = Math.max(0, room);
       if (cost > room) {
         const frameCost = count(frame(''));
@@ -462,7 +464,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
       dropped: droppedRanges(reason),
       collapsed: collapsedFinal,
       overBudget,
-      minimumTokens: protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens),
+      minimumTokens,
       summarize,
       notes,
     },

@@ -41,9 +41,9 @@ export function commonCompressOptions(options: unknown): CompressOptions | undef
   if (typeof options !== 'object' || options === null || Object.getPrototypeOf(options) !== Object.prototype) return undefined;
   const out: Record<string, unknown> = {};
   for (const key in options) {
-    const rule = RULES[key];
+    if (!Object.hasOwn(RULES, key)) return undefined;
     const value = (options as Record<string, unknown>)[key];
-    if (rule === undefined || !Object.prototype.hasOwnProperty.call(RULES, key) || (value !== undefined && !rule(value))) return undefined;
+    if (value !== undefined && !RULES[key](value)) return undefined;
     out[key] = value;
   }
   return out as CompressOptions;
