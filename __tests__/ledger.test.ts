@@ -172,18 +172,9 @@ describe('the ledger block: rendering, reading back, shortening', () => {
     expect(block.split('\n')).toEqual([
       'Facts:',
       '- (9 of 9 facts kept, 7 messages read)',
-      '- [lookup @4]',
-      '- ref: R-1002',
-      '- placed: 2024-05-03',
-      '- total: 102',
-      '- [lookup @6]',
-      '- ref: R-1003',
-      '- placed: 2024-05-04',
-      '- total: 103',
-      '- [lookup @2 ×1 @7]',
-      '- ref: R-1001',
-      '- placed: 2024-05-02',
-      '- total: 101',
+      '- [lookup @4] ref=R-1002 placed=2024-05-03 total=102',
+      '- [lookup @6] ref=R-1003 placed=2024-05-04 total=103',
+      '- [lookup @2 ×1 @7] ref=R-1001 placed=2024-05-02 total=101',
     ]);
     expect(ledgerStats(block)).toEqual({ seen: 9, kept: 9 });
   });
@@ -231,6 +222,34 @@ describe('the ledger block: rendering, reading back, shortening', () => {
     expect(short).toContain('Track these for me.');
   });
 
+  test('items: a key holds no space or =, a value with a space is a JSON string, a fact named by its shape alone is its value', () => {
+    const fact = (key: string, value: string, source = 'find @3'): LedgerFact => ({ key, value, source, firstSeen: 3, lastSeen: 3, references: 0, keyStrength: 2 });
+    const ledger: Ledger = {
+      facts: [
+        fact('tracking number', 'TRK 023 757'), fact('date', 'May 27, 2024'), fact('url', 'https://example.com/?a=b&c=d'),
+        fact('path', 'src/a b.ts'), fact('note', '"quoted" = x'), fact('order_id', 'ORD=5'), fact('value', 'x\\y'),
+      ],
+      seen: 7, messages: 3,
+    };
+    const block = renderLedger(ledger, 10_000, count);
+    expect(block.split('\n')[2]).toBe('- [find @3] tracking_number="TRK 023 757" "May 27, 2024" url=https://example.com/?a=b&c=d "src/a b.ts" note="\\"quoted\\" = x" order_id=ORD=5 x\\y');
+    expect(parseLedger(block).facts.map((f) => [f.key, f.value])).toEqual([
+      ['tracking_number', 'TRK 023 757'], ['value', 'May 27, 2024'], ['url', 'https://example.com/?a=b&c=d'],
+      ['value', 'src/a b.ts'], ['note', '"quoted" = x'], ['order_id', 'ORD=5'], ['value', 'x\\y'],
+    ]);
+    expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
+  });
+
+  test('a block of the older form (one `- key: value` line per fact) is read the same', () => {
+    const older = ['Facts:', '- (3 of 4 facts kept, 7 messages read)', '- [lookup @4]', '- ref: R-1002', '- placed: 2024-05-03', '- [lookup @2 ×1 @7]', '- ref: R-1001', 'Errors:', '- x'].join('\n');
+    const ledger = parseLedger(older);
+    expect(ledger.facts.map((f) => [f.source, f.key, f.value, f.references, f.lastSeen])).toEqual([
+      ['lookup @4', 'ref', 'R-1002', 0, 4], ['lookup @4', 'placed', '2024-05-03', 0, 4], ['lookup @2', 'ref', 'R-1001', 1, 7],
+    ]);
+    expect(ledger).toMatchObject({ seen: 4, messages: 7 });
+    expect(renderLedger(ledger, 10_000, count).split('\n').slice(2)).toEqual(['- [lookup @4] ref=R-1002 placed=2024-05-03', '- [lookup @2 ×1 @7] ref=R-1001']);
+  });
+
   test('an older summary whose Facts section is a flat list is read as a ledger', () => {
     const ledger = parseLedger('Summary of earlier messages (working memory, oldest items first):\nFacts:\n- order_id: ORD-5\n- 2024-05-01\nErrors:\n- x');
     expect(factsOf(ledger)).toEqual(['order_id: ORD-5', 'value: 2024-05-01']);
@@ -266,6 +285,25 @@ describe('properties', () => {
         const block = renderLedger(extendLedger(emptyLedger(), entries), room, cheap);
         expect(cheap(block)).toBeLessThanOrEqual(room);
         expect(renderLedger(parseLedger(block), room, cheap)).toBe(block);
+      },
+    ), propertyParams());
+  });
+
+  test('any key and any one-line value read back: the values exactly, the block byte for byte', () => {
+    // Values as `normalized` leaves them: one line, no space at either end; keys of any text.
+    const text = fc.string({ unit: fc.constantFrom('a', 'Z', '7', ' ', '=', '"', '\\', ':', ';', '[', ']', '@', '×', '-', '_', '.', '/', 'é'), minLength: 1, maxLength: 12 });
+    const value = text.map((v) => v.replace(/\s+/g, ' ').trim()).filter((v) => v.length > 0);
+    const key = fc.oneof(text, fc.constantFrom('date', 'path', 'number', 'value', 'url'));
+    fc.assert(fc.property(
+      fc.array(fc.record({ key, value, source: fc.constantFrom('find @2', 'user @5', 'a_b @9') }), { minLength: 1, maxLength: 10 }),
+      (raw) => {
+        const facts: LedgerFact[] = raw.map((f) => ({ ...f, firstSeen: 1, lastSeen: 9, references: 0, keyStrength: 2 }));
+        const block = renderLedger({ facts, seen: facts.length, messages: 9 }, 100_000, cheap);
+        const back = parseLedger(block);
+        expect(back.facts.map((f) => f.value).sort()).toEqual(facts.map((f) => f.value).sort());
+        expect(back.facts.every((f) => !/[\s="[\]]/.test(f.key))).toBe(true);
+        expect(renderLedger(back, 100_000, cheap)).toBe(block);
+        expect(withoutLedgerBlocks(`Goal:\n- g\n${block}\nErrors:\n- e`)).toBe('Goal:\n- g\nErrors:\n- e');
       },
     ), propertyParams());
   });
@@ -306,8 +344,8 @@ describe('summaries written by a model', () => {
     const ledger = extendLedger(emptyLedger(), chat);
     const checked = appendMissingFacts('Goal: cancel ZFA04Y.', ledger, 200, count);
     expect(checked.startsWith('Goal: cancel ZFA04Y.\n\nFacts:\n')).toBe(true);
-    expect(checked).toContain('- user_id: ann_77');
-    expect(checked).toContain('- created_at: 2024-05-01T10:00:00');
+    expect(checked).toContain(' user_id=ann_77');
+    expect(checked).toContain(' created_at=2024-05-01T10:00:00');
     expect(checked.match(/ZFA04Y/g)).toHaveLength(1);
     expect(ledgerStats(checked)).toEqual({ seen: ledger.seen, kept: ledger.facts.length });
     // A summary that kept everything gets the meta line only; a copied block is replaced, not doubled.

@@ -13,24 +13,23 @@ import { factsFromContent, factsFromText, isDistinctive, type Fact } from './fac
  *
  *     Facts:
  *     - (7 of 15 facts kept, 31 messages read)
- *     - [get_user_details @5]
- *     - email: ana.lopez1984@example.com
- *     - dob: 1962-03-17
- *     - [user @30]
- *     - tracking number: TRK023757X
- *     - [get_order_details @9 ×4 @31]
- *     - order_id: ZK4Q2W
- *     - user_id: ana_lopez_4412
- *     - items.price: 444
+ *     - [get_user_details @5] email=ana.lopez1984@example.com dob=1962-03-17
+ *     - [user @30] tracking_number=TRK023757X "May 27, 2024"
+ *     - [get_order_details @9 ×4 @31] order_id=ZK4Q2W user_id=ana_lopez_4412 items.price=444
  *
- * One `key: value` line per fact, under the source it came from: a tool result's tool name and
- * message number, or a turn's role and number (`@n` is message n, counted from the first message
- * ever summarized). When facts of a group were mentioned again by later messages, its header says
- * how often (`×k`, the most any of them was) and when last (`@m`); read back, every fact of the
- * group takes those figures. Groups are written least recently mentioned first, so the freshest
- * facts come last, as in every section of the working memory. The meta line carries how many
- * distinct facts were seen over every fold and how many messages were read, so counts and
- * numbering go on in the next fold.
+ * One line per source (a tool result's tool name and message number, or a turn's role and
+ * number; `@n` is message n, counted from the first message ever summarized), holding its facts
+ * as `key=value` items separated by spaces, in the order they were found. A key never holds a
+ * space, `=`, `"` or a bracket (a sentence's words are joined by `_`); a value holding a space or
+ * starting with `"` is written as a JSON string. A fact named only by its shape (`date`, `path`,
+ * `number`...) is written as its value alone when the value holds no `=`: the shape is plain to
+ * see, and the key would cost room a fact could use. (Lines of the older form, one `- key: value`
+ * per fact under a `- [source]` header, are still read.) When facts of a group were mentioned
+ * again by later messages, its header says how often (`×k`, the most any of them was) and when
+ * last (`@m`); read back, every fact of the group takes those figures. Groups are written least
+ * recently mentioned first, so the freshest facts come last, as in every section of the working
+ * memory. The meta line carries how many distinct facts were seen over every fold and how many
+ * messages were read, so counts and numbering go on in the next fold.
  */
 
 /** One fact of the ledger. */
@@ -90,7 +89,7 @@ const MISSES_BEFORE_FULL = 64;
 export const LEDGER_TITLE = 'Facts:';
 
 const META = /^- \((\d+) of (\d+) facts kept, (\d+) messages read\)$/;
-const HEADER = /^- \[([^\s@\]]+) @(\d+)(?: ×(\d+) @(\d+))?\]$/;
+const HEADER = /^- \[([^\s@\]]+) @(\d+)(?: ×(\d+) @(\d+))?\](?: (.*))?$/;
 const SHAPE_KEY = /^(?:email|url|uuid|date|phone|path|hash|version|amount|id|code|number|ending|name|value)$/;
 /** A bare fact line of an older summary (`- order_id: X`), read when there is no ledger block. */
 const PLAIN_FACT = /^- ([\p{L}\p{N}_][\p{L}\p{N}_ .#'’-]{0,59}): (.+)$/u;
@@ -139,8 +138,13 @@ function normalized(fact: Fact): Fact {
   return { ...fact, value, label: label || undefined };
 }
 
+/** A key as the block writes it: no space, `=`, `"` or bracket (runs of them become one `_`). */
+export function ledgerKey(label: string): string {
+  return label.replace(/[\s="[\]]+/g, '_').replace(/^_+|_+$/g, '') || 'value';
+}
+
 function keyOf(fact: Fact): { key: string; strength: number } {
-  if (fact.label) return { key: fact.label, strength: fact.labelFrom === 'sentence' ? 1 : 2 };
+  if (fact.label) return { key: ledgerKey(fact.label), strength: fact.labelFrom === 'sentence' ? 1 : 2 };
   return { key: fact.kind ?? 'value', strength: 0 };
 }
 
@@ -316,8 +320,64 @@ function headerLine(source: string, references: number, lastSeen: number): strin
   return references > 0 || lastSeen !== sourceOrdinal(source) ? `- [${source} ×${references} @${lastSeen}]` : `- [${source}]`;
 }
 
-function factLine(fact: LedgerFact): string {
-  return `- ${fact.key}: ${fact.value}`;
+/** A value as an item writes it: bare when it holds no space and does not start with `"`, else a JSON string. */
+function itemValue(value: string): string {
+  return /\s/.test(value) || value.startsWith('"') ? JSON.stringify(value) : value;
+}
+
+/** One fact as an item of its group's line: `key=value`, or the value alone when only its shape names it (and it holds no `=`). */
+function factItem(fact: LedgerFact): string {
+  const value = itemValue(fact.value);
+  const key = ledgerKey(fact.key);
+  return SHAPE_KEY.test(key) && !value.includes('=') ? value : `${key}=${value}`;
+}
+
+/**
+ * The items of a group line, in order: `key=value` (the key runs to the first `=`) or a value
+ * alone (its key is `value`); a value starting with `"` is a JSON string. Undefined when the text
+ * is not a list of items (the line is not a ledger line).
+ */
+function parseItems(text: string): { key: string; value: string }[] | undefined {
+  const items: { key: string; value: string }[] = [];
+  let at = 0;
+  const readValue = (): string | undefined => {
+    if (text[at] !== '"') {
+      const end = text.indexOf(' ', at);
+      const value = text.slice(at, end < 0 ? text.length : end);
+      at = end < 0 ? text.length : end;
+      return value;
+    }
+    let end = at + 1;
+    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+    if (end >= text.length) return undefined;
+    try {
+      const value = JSON.parse(text.slice(at, end + 1)) as unknown;
+      at = end + 1;
+      return typeof value === 'string' ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  while (at < text.length) {
+    if (text[at] === ' ') {
+      at++;
+      continue;
+    }
+    let key = 'value';
+    if (text[at] !== '"') {
+      const space = text.indexOf(' ', at);
+      const stop = space < 0 ? text.length : space;
+      const eq = text.indexOf('=', at);
+      if (eq > at && eq < stop) {
+        key = text.slice(at, eq);
+        at = eq + 1;
+      }
+    }
+    const value = readValue();
+    if (value === undefined || value === '' || (at < text.length && text[at] !== ' ')) return undefined;
+    items.push({ key, value });
+  }
+  return items;
 }
 
 function metaLine(kept: number, seen: number, messages: number): string {
@@ -352,8 +412,7 @@ function writeBlock(ledger: Ledger, chosen: readonly number[], title: string): s
     || (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   const lines = [title, metaLine(chosen.length, Math.max(ledger.seen, chosen.length), ledger.messages)];
   for (const group of ordered) {
-    lines.push(headerLine(group.source, group.references, group.lastSeen));
-    for (const i of group.members) lines.push(factLine(ledger.facts[i]));
+    lines.push(`${headerLine(group.source, group.references, group.lastSeen)} ${group.members.map((i) => factItem(ledger.facts[i])).join(' ')}`);
   }
   return lines.join('\n');
 }
@@ -385,7 +444,7 @@ export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextC
   for (const i of ranked) {
     const fact = ledger.facts[i];
     const group = fact.source;
-    let extra = countText(factLine(fact)) + 1;
+    let extra = countText(` ${factItem(fact)}`);
     if (!groupsOpen.has(group)) {
       if (!headerCost.has(group)) {
         const stats = groupStats(ledger.facts, bySource.get(group)!);
@@ -403,10 +462,12 @@ export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextC
     groupsOpen.add(group);
     chosen.push(i);
   }
-  // The estimate sums lines; the exact count of the joined text decides. Drop the worst-ranked until it fits.
+  // The estimate sums items; the exact count of the joined text decides. Drop the worst-ranked until
+  // it fits: as many at once as the excess would take at the chosen facts' mean cost, then one by one.
   let text = chosen.length > 0 ? writeBlock(ledger, chosen, title) : '';
-  while (chosen.length > 0 && countText(text) > maxTokens) {
-    chosen.pop();
+  for (let over = countText(text) - maxTokens; chosen.length > 0 && over > 0; over = countText(text) - maxTokens) {
+    const mean = Math.max(1, (total - fixed) / chosen.length);
+    chosen.length = Math.max(0, chosen.length - Math.max(1, Math.floor(over / mean)));
     text = chosen.length > 0 ? writeBlock(ledger, chosen, title) : '';
   }
   return text;
@@ -414,9 +475,10 @@ export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextC
 
 /**
  * Reads the ledger back from a summary: the block after its meta line (`- (n of m facts kept...`),
- * group headers and `key: value` lines, up to the first line of another shape. A summary with no
- * ledger block but a `Facts:` section of `- key: value` lines (written before the ledger existed)
- * gives those facts, of the source `summary @0`. A summary with neither gives an empty ledger.
+ * its group lines (and the older form's headers and `- key: value` lines), up to the first line of
+ * another shape. A summary with no ledger block but a `Facts:` section of `- key: value` lines
+ * (written before the ledger existed) gives those facts, of the source `summary @0`. A summary
+ * with neither gives an empty ledger.
  */
 export function parseLedger(summaryText: string): Ledger {
   const lines = summaryText.split('\n').map((l) => l.trimEnd());
@@ -430,11 +492,17 @@ export function parseLedger(summaryText: string): Ledger {
   for (const line of lines.slice(metaAt + 1)) {
     const header = HEADER.exec(line);
     if (header) {
+      const items = header[5] === undefined ? [] : parseItems(header[5]);
+      if (!items) break;
       source = `${header[1]} @${header[2]}`;
       references = header[3] === undefined ? 0 : Number(header[3]);
       lastSeen = header[4] === undefined ? Number(header[2]) : Number(header[4]);
+      for (const { key, value } of items) {
+        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key) });
+      }
       continue;
     }
+    // The older form: one `- key: value` line per fact under its group's header.
     if (!line.startsWith('- ')) break;
     const body = line.slice(2);
     const split = body.indexOf(': ');
@@ -468,13 +536,19 @@ function parsePlainFacts(lines: readonly string[]): Ledger {
   return { facts, seen: facts.length, messages: 0 };
 }
 
+/** True for a group line of the block: a header, and its items when it has some. */
+function isGroupLine(line: string): boolean {
+  const header = HEADER.exec(line);
+  return header !== null && (header[5] === undefined || parseItems(header[5]) !== undefined);
+}
+
 /** The lines of a summary that belong to its ledger block (title, meta, headers, facts), to leave out when reading the rest. */
 export function ledgerBlockRange(summaryText: string): { start: number; end: number } | undefined {
   const lines = summaryText.split('\n').map((l) => l.trimEnd());
   const metaAt = lines.findIndex((l) => META.test(l));
   if (metaAt < 0) return undefined;
   let end = metaAt + 1;
-  while (end < lines.length && lines[end].startsWith('- ') && (HEADER.test(lines[end]) || lines[end].slice(2).indexOf(': ') > 0)) end++;
+  while (end < lines.length && lines[end].startsWith('- ') && (isGroupLine(lines[end]) || lines[end].slice(2).indexOf(': ') > 0)) end++;
   const start = metaAt > 0 && lines[metaAt - 1] === LEDGER_TITLE ? metaAt - 1 : metaAt;
   return { start, end };
 }
