@@ -7,7 +7,7 @@ import type { TranscriptEntry } from '../src/formats/lens.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { transcriptOf } from '../src/core/transcript.js';
 import { createExtractiveSummarizer, writeSummary } from '../src/summarize/extractive.js';
-import { factsFromContent, factsFromJson, factsFromText, type Fact } from '../src/summarize/facts.js';
+import { factsFromContent, factsFromJson, factsFromText, isMeasured, type Fact } from '../src/summarize/facts.js';
 import {
   appendMissingFacts, emptyLedger, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, renderLedger,
   REFERENCE_CAP, REFERENCE_WEIGHT, withoutLedgerBlocks, type Ledger, type LedgerFact,
@@ -65,6 +65,14 @@ describe('fact rules: each shape', () => {
     'Sure, that sounds good. Let me know if anything changes.',
   ])('no false fact from prose or small numbers: %s', (text) => {
     expect(factsFromText(text, 50)).toEqual([]);
+  });
+
+  test('a measured quantity in prose is a fact; a round small one is not', () => {
+    const values = (text: string) => factsFromText(text, 50).map((f) => f.value);
+    expect(values('PASS a.test.ts (2.72 s), then 371 ms; it used 1024 MB after 20 minutes and 3 days.')).toEqual(['2.72 s', '371 ms', '1024 MB']);
+    expect(values('exit code 2 after 23.0 s')).toEqual(['23.0 s']);
+    expect(isMeasured('0.5 s')).toBe(true);
+    expect(isMeasured('99 ms')).toBe(false);
   });
 
   test('JSON: fields name their values, amounts take their unit, secrets and small counts are left out', () => {

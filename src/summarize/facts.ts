@@ -62,7 +62,11 @@ const AMOUNT = new RegExp(
   `(?:R\\$|[$€£¥₹₩₽₺₪₫฿₱₦])\\s?-?${NUMBER}|\\b(?:${CURRENCY_CODES})\\s?-?${NUMBER}|\\b${NUMBER}\\s?(?:(?:${CURRENCY_CODES})\\b|[€£¥₹₽]|(?:dollars?|euros?|pounds?|yen|cents?)\\b)`,
   'g',
 );
-/** A quantity with its unit (`4.37 s`, `250 MB`, `15%`): kept only where a field names it (`Time: 4.37 s`), not in prose. */
+/**
+ * A quantity with its unit (`4.37 s`, `250 MB`, `15%`). A measured one (`isMeasured`: `2.72 s`,
+ * `371 ms`) is a fact wherever it stands; a round small one (`20 minutes`, `2 days`) only where a
+ * field names it (`Retry: 2 s`), not in prose.
+ */
 const UNIT_AMOUNT = /\b\d+(?:\.\d+)?\s?(?:%|(?:ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|kg|g|mg|lbs?|oz|km|m|cm|mm|mi|ft|KB|MB|GB|TB|KiB|MiB|GiB|bytes?|px|°[CF])\b)/g;
 /** `user_name_1234`, `card_2963108`, `pi_3Mtw9xQ`, `ORD-1003`: word parts joined by `_`/`-`, with a digit and a letter. */
 const JOINED_ID = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+\b/g;
@@ -114,6 +118,15 @@ const GENERIC_KEY = /^(?:id|name|amount|status|state|number|code|date|price|bala
 const SENTENCE_NAMED = /^(?:amount|id|code|number|ending)$/;
 /** Words that say nothing alone: dropped from the ends of a label taken from a sentence. */
 const FUNCTION_WORD = /^(?:a|an|the|my|your|our|their|his|her|its|this|that|these|those|is|are|was|were|be|been|being|am|it|it's|i|i'm|you|we|they|he|she|me|us|them|of|for|to|in|on|at|by|with|from|into|and|or|but|as|so|please|here|there|also|just|now|then|use|using|via|new|same|and|than|if|ok|okay|yes|no|sure|see|got|get|has|have|had|will|would|can|could|should|do|does|did|not|which|what|where|when|who|how|all|any|some|actually|only|about|around|approximately|roughly|still|already|currently|now|exactly|total of|than|after|before|up|down|out|over|under|per|each|every)$/i;
+
+/**
+ * A quantity that reads as measured, not as a manner of speaking: its number has a decimal part or
+ * three digits or more (`2.72 s`, `371 ms`, `1024 MB`; not `20 minutes`, `2 days`, `10 km`).
+ */
+export function isMeasured(quantity: string): boolean {
+  const m = /\d+(?:\.\d+)?/.exec(quantity);
+  return m !== null && (m[0].includes('.') || m[0].length >= 3);
+}
 
 /** True when `value` identifies something on its own (an id, code, email, date, path...), not a common word or small number. */
 export function isDistinctive(value: string): boolean {
@@ -234,7 +247,7 @@ export function factsFromText(text: string, limit: number): Fact[] {
     ...(digits ? spansOf(text, VERSION, 'version') : []),
     ...(has(/#\d/) ? spansOf(text, HASH_NUMBER, 'number') : []),
     ...(digits ? spansOf(text, AMOUNT, 'amount').map((s) => ({ ...s, value: s.value.replace(/\s+/g, ' ') })) : []),
-    ...(digits && has(/:/) ? spansOf(text, UNIT_AMOUNT, 'amount').map((s) => ({ ...s, needsField: true })) : []),
+    ...(digits ? spansOf(text, UNIT_AMOUNT, 'amount').map((s) => (isMeasured(s.value) ? s : { ...s, needsField: true })) : []),
     ...(digits ? spansOf(text, JOINED_ID, 'id', (v) => v.length >= 5) : []),
     ...(digits ? spansOf(text, MIXED_ID, 'id') : []),
     ...(digits ? spansOf(text, CODE, 'code') : []),
