@@ -139,7 +139,7 @@ function normalized(fact: Fact): Fact {
 }
 
 /** A key as the block writes it: no space, `=`, `"` or bracket (runs of them become one `_`). */
-export function ledgerKey(label: string): string {
+function ledgerKey(label: string): string {
   return label.replace(/[\s="[\]]+/g, '_').replace(/^_+|_+$/g, '') || 'value';
 }
 
@@ -490,14 +490,11 @@ export function parseLedger(summaryText: string): Ledger {
   let references = 0;
   let lastSeen = 0;
   for (const line of lines.slice(metaAt + 1)) {
-    const header = HEADER.exec(line);
-    if (header) {
-      const items = header[5] === undefined ? [] : parseItems(header[5]);
-      if (!items) break;
-      source = `${header[1]} @${header[2]}`;
-      references = header[3] === undefined ? 0 : Number(header[3]);
-      lastSeen = header[4] === undefined ? Number(header[2]) : Number(header[4]);
-      for (const { key, value } of items) {
+    const group = groupLineOf(line);
+    if (group === null) break;
+    if (group) {
+      ({ source, references, lastSeen } = group);
+      for (const { key, value } of group.items) {
         facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key) });
       }
       continue;
@@ -536,10 +533,22 @@ function parsePlainFacts(lines: readonly string[]): Ledger {
   return { facts, seen: facts.length, messages: 0 };
 }
 
-/** True for a group line of the block: a header, and its items when it has some. */
-function isGroupLine(line: string): boolean {
+/**
+ * A group line of the block read: its source, mention figures and items (none for a header of the
+ * older form). Undefined when the line is not a group line; null when it starts like one but its
+ * items do not read (the block ends there).
+ */
+function groupLineOf(line: string): { source: string; references: number; lastSeen: number; items: { key: string; value: string }[] } | null | undefined {
   const header = HEADER.exec(line);
-  return header !== null && (header[5] === undefined || parseItems(header[5]) !== undefined);
+  if (!header) return undefined;
+  const items = header[5] === undefined ? [] : parseItems(header[5]);
+  if (!items) return null;
+  return {
+    source: `${header[1]} @${header[2]}`,
+    references: header[3] === undefined ? 0 : Number(header[3]),
+    lastSeen: header[4] === undefined ? Number(header[2]) : Number(header[4]),
+    items,
+  };
 }
 
 /** The lines of a summary that belong to its ledger block (title, meta, headers, facts), to leave out when reading the rest. */
@@ -548,7 +557,7 @@ export function ledgerBlockRange(summaryText: string): { start: number; end: num
   const metaAt = lines.findIndex((l) => META.test(l));
   if (metaAt < 0) return undefined;
   let end = metaAt + 1;
-  while (end < lines.length && lines[end].startsWith('- ') && (isGroupLine(lines[end]) || lines[end].slice(2).indexOf(': ') > 0)) end++;
+  while (end < lines.length && lines[end].startsWith('- ') && (groupLineOf(lines[end]) || lines[end].slice(2).indexOf(': ') > 0)) end++;
   const start = metaAt > 0 && lines[metaAt - 1] === LEDGER_TITLE ? metaAt - 1 : metaAt;
   return { start, end };
 }
