@@ -1,4 +1,5 @@
-import { queryWords, type OriginalRecord } from './originals.js';
+import type { OriginalRecord } from './originals.js';
+import { rankRecords } from './rank-records.js';
 
 /** Bounds of the originals a `MemoryStore` keeps. */
 export interface OriginalsBounds {
@@ -66,31 +67,10 @@ export class MemoryOriginals {
     return out;
   }
 
-  /**
-   * Records of the chat holding the query's words (as substrings, case-insensitive), ranked by a
-   * BM25-like score: rarer words weigh more, repeats add less and less, longer texts a little less.
-   */
+  /** Records of the chat holding the query's words, best first (`rankRecords`). */
   search(chatId: string, query: string, limit: number): OriginalRecord[] {
     const chat = this.#chats.get(chatId);
-    const words = queryWords(query);
-    if (!chat || words.length === 0 || limit < 1) return [];
-    const texts = [...chat.values()].map((r) => ({ r, lower: r.text.toLowerCase() }));
-    const avg = texts.reduce((n, t) => n + t.lower.length, 0) / Math.max(1, texts.length);
-    const df = words.map((w) => texts.filter((t) => t.lower.includes(w)).length);
-    const scored: { r: OriginalRecord; score: number }[] = [];
-    for (const t of texts) {
-      let score = 0;
-      words.forEach((w, k) => {
-        if (df[k] === 0) return;
-        const tf = occurrences(t.lower, w);
-        if (tf === 0) return;
-        const idf = Math.log(1 + (texts.length - df[k] + 0.5) / (df[k] + 0.5));
-        score += idf * ((tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * (t.lower.length / Math.max(1, avg)))));
-      });
-      if (score > 0) scored.push({ r: t.r, score });
-    }
-    scored.sort((a, b) => b.score - a.score || a.r.index - b.r.index);
-    return scored.slice(0, limit).map((s) => s.r);
+    return chat ? rankRecords(chat.values(), query, limit) : [];
   }
 
   delete(chatId: string): void {
@@ -126,10 +106,4 @@ export class MemoryOriginals {
       this.#bytes -= sizeOf(r);
     }
   }
-}
-
-function occurrences(text: string, word: string): number {
-  let n = 0;
-  for (let at = text.indexOf(word); at !== -1 && n < 100; at = text.indexOf(word, at + word.length)) n++;
-  return n;
 }

@@ -64,7 +64,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   const store = o.store ?? new MemoryStore();
   const recall = resolveRecallOption(o.recall, plan.maxContextTokens);
   if (recall && !hasOriginals(store)) {
-    throw new InputError('options.recall', 'needs a store that keeps originals (putOriginals, getOriginals, searchOriginals: MemoryStore, SqliteStore); this store has none');
+    throw new InputError('options.recall', 'needs a store that keeps originals (putOriginals, getOriginals, searchOriginals: MemoryStore, SqliteStore, RedisStore); this store has none');
   }
   const summarizer = o.summarizer === undefined ? createExtractiveSummarizer() : o.summarizer;
   // A stored summary too large for a view's room is shortened by its summarizer's own rule.

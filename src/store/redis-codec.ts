@@ -1,3 +1,4 @@
+import type { OriginalRecord } from '../recall/originals.js';
 import { stateFields, type ChatState } from './state.js';
 
 /** The JSON a `RedisStore` keeps in a chat's hash (`state` field): exactly the fields of `ChatState`. */
@@ -63,4 +64,34 @@ function shown(value: unknown): string {
 /** A stored text for an error message: quoted, at most 80 characters. */
 function quote(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}...` : text);
+}
+
+const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'other']);
+
+/** The JSON a `RedisStore` keeps for one original (a field of the chat's `originals` hash, keyed by message id). */
+export function encodeOriginal(record: OriginalRecord): string {
+  return JSON.stringify({ id: record.id, index: record.index, role: record.role, text: record.text, raw: record.raw });
+}
+
+/**
+ * Reads one stored original back (frozen), or returns the rule it breaks (a string): JSON of an
+ * object whose `id` is the field it is stored under, `index` a whole number >= 0, `role` one of
+ * the transcript roles, `text` and `raw` strings. Never throws.
+ */
+export function decodeOriginal(field: string, json: string): OriginalRecord | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (error) {
+    return `original ${JSON.stringify(field)} is not valid JSON (${(error as Error).message})`;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return `original ${JSON.stringify(field)} must be a JSON object, found ${quote(json)}`;
+  const r = parsed as Record<string, unknown>;
+  if (r.id !== field) return `original ${JSON.stringify(field)}: id must be the field's name, found ${shown(r.id)}`;
+  if (typeof r.index !== 'number' || !Number.isSafeInteger(r.index) || r.index < 0) return `original ${JSON.stringify(field)}: index must be a whole number >= 0, found ${shown(r.index)}`;
+  if (typeof r.role !== 'string' || !ROLES.has(r.role)) return `original ${JSON.stringify(field)}: role must be one of ${[...ROLES].join(', ')}, found ${shown(r.role)}`;
+  for (const key of ['text', 'raw'] as const) {
+    if (typeof r[key] !== 'string') return `original ${JSON.stringify(field)}: ${key} must be a string, found ${typeOf(r[key])}`;
+  }
+  return Object.freeze({ id: field, index: r.index, role: r.role as OriginalRecord['role'], text: r.text as string, raw: r.raw as string });
 }

@@ -3,7 +3,9 @@ import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import { CtxfoldError, InputError, StoreError } from '../errors.js';
 import { assertCommittable } from './commit-rules.js';
 import type { Lease, LeaseCapable } from './lease.js';
-import { decodeState, encodeState } from './redis-codec.js';
+import { rankRecords } from '../recall/rank-records.js';
+import { queryWords, type OriginalRecord, type OriginalsStore } from '../recall/originals.js';
+import { decodeOriginal, decodeState, encodeOriginal, encodeState } from './redis-codec.js';
 import { ACQUIRE, COMMIT, COMMIT_BAD_VERSION, COMMIT_FENCE_BEHIND, COMMIT_LEASE_LOST, RELEASE, RENEW, type LuaScript } from './redis-scripts.js';
 import type { ChatState, StateStore } from './state.js';
 
@@ -39,7 +41,16 @@ export interface RedisStoreOptions {
   readonly commandTimeoutMs?: number;
   /** A connection attempt gives up after this long (client made from `url` only), in ms. Default 2000. */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long the originals kept for recall (`createCompressor({ recall: true })`) live after their
+   * chat last stored some, in ms. Default: no expiry, like the chat's state (bound them with this,
+   * or with Redis's own `maxmemory` policy).
+   */
+  readonly originalsTtlMs?: number;
 }
+
+/** Fields written per HSET when originals are stored (keeps each command a bounded size). */
+const ORIGINALS_PER_COMMAND = 256;
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
@@ -50,12 +61,17 @@ const DEFAULT_URL = 'redis://127.0.0.1:6379';
  * both win the same version. A stored value that is not a valid state is reported as a
  * `StoreError` naming its key, never returned.
  *
+ * The originals summaries replaced (recall) are one more hash per chat
+ * (`<prefix>{<chatId>}:originals`, a field per message id holding the record's JSON); a search
+ * reads the chat's records and ranks them in this process (`rankRecords`: no Redis module needed),
+ * so its cost grows with the chat's originals.
+ *
  * Leases (`acquireLease`): `SET NX PX` with a random token, a fencing counter per chat, renewal and
  * release only by the token's holder, and `lease.commit`, which writes only while the lease is
  * still held. A client made from `url` fails fast while Redis is unreachable (no offline queue, one
  * attempt per call, `commandTimeoutMs`) and reconnects by itself.
  */
-export class RedisStore implements StateStore, LeaseCapable {
+export class RedisStore implements StateStore, LeaseCapable, OriginalsStore {
   /** The store as error messages name it: `RedisStore(redis://host:port)` (credentials left out). */
   readonly name: string;
   /** The ioredis client in use (for health checks); the store's own unless one was given. */
@@ -64,6 +80,8 @@ export class RedisStore implements StateStore, LeaseCapable {
   readonly keyPrefix: string;
   /** Time to live of a lease taken without an explicit `ttlMs`, in ms. */
   readonly leaseMs: number;
+  /** Time to live of a chat's originals after its last `putOriginals`, in ms; undefined: no expiry. */
+  readonly originalsTtlMs: number | undefined;
   readonly #ownsClient: boolean;
   #lastError: Error | undefined;
   #closed = false;
@@ -79,6 +97,7 @@ export class RedisStore implements StateStore, LeaseCapable {
     if (typeof keyPrefix !== 'string') throw new InputError('options.keyPrefix', `must be a string, got ${typeof keyPrefix}`);
     this.keyPrefix = keyPrefix;
     this.leaseMs = wholeMs(options.leaseMs, 'options.leaseMs', 15_000);
+    this.originalsTtlMs = options.originalsTtlMs === undefined ? undefined : wholeMs(options.originalsTtlMs, 'options.originalsTtlMs', 0);
     const commandTimeout = wholeMs(options.commandTimeoutMs, 'options.commandTimeoutMs', 1000);
     const connectTimeout = wholeMs(options.connectTimeoutMs, 'options.connectTimeoutMs', 2000);
     if (client !== undefined) {
@@ -159,11 +178,61 @@ export class RedisStore implements StateStore, LeaseCapable {
     return this.#commit(state, expectedVersion, undefined);
   }
 
-  /** Deletes the chat's state (its fencing counter stays, so later fences keep growing). */
+  /** Deletes the chat's state and the originals kept for it (its fencing counter stays, so later fences keep growing). */
   async delete(chatId: string): Promise<void> {
     this.#assertOpen();
     checkChatId(chatId);
-    await this.#call(`delete(chat ${JSON.stringify(chatId)})`, () => this.client.del(this.#key(chatId, 'state')));
+    await this.#call(`delete(chat ${JSON.stringify(chatId)})`, () => this.client.del(this.#key(chatId, 'state'), this.#key(chatId, 'originals')));
+  }
+
+  /** Keeps (upserts) originals a summary replaced, in one MULTI (with the chat's expiry renewed when `originalsTtlMs` is set). */
+  async putOriginals(chatId: string, records: readonly OriginalRecord[]): Promise<void> {
+    this.#assertOpen();
+    checkChatId(chatId);
+    if (records.length === 0) return;
+    const key = this.#key(chatId, 'originals');
+    await this.#call(`putOriginals(chat ${JSON.stringify(chatId)}, ${records.length} record(s))`, async () => {
+      const multi = this.client.multi();
+      for (let at = 0; at < records.length; at += ORIGINALS_PER_COMMAND) {
+        const fields: string[] = [];
+        for (const r of records.slice(at, at + ORIGINALS_PER_COMMAND)) fields.push(r.id, encodeOriginal(r));
+        multi.hset(key, ...fields);
+      }
+      if (this.originalsTtlMs !== undefined) multi.pexpire(key, this.originalsTtlMs);
+      const replies = await multi.exec();
+      const failed = replies?.find(([error]) => error);
+      if (failed) throw failed[0];
+    });
+  }
+
+  /** The kept originals with these ids, in the order asked (unknown ids skipped). */
+  async getOriginals(chatId: string, ids: readonly string[]): Promise<OriginalRecord[]> {
+    this.#assertOpen();
+    checkChatId(chatId);
+    if (ids.length === 0) return [];
+    const key = this.#key(chatId, 'originals');
+    const values = await this.#call(`getOriginals(chat ${JSON.stringify(chatId)}, ${ids.length} id(s))`, () => this.client.hmget(key, ...ids));
+    const out: OriginalRecord[] = [];
+    values.forEach((json, k) => {
+      if (json !== null) out.push(this.#original(key, ids[k], json));
+    });
+    return out;
+  }
+
+  /** The chat's kept originals that hold the query's words, best match first (`rankRecords`, over every original of the chat). */
+  async searchOriginals(chatId: string, query: string, limit: number): Promise<OriginalRecord[]> {
+    this.#assertOpen();
+    checkChatId(chatId);
+    if (queryWords(query).length === 0 || limit < 1) return [];
+    const key = this.#key(chatId, 'originals');
+    const all = await this.#call(`searchOriginals(chat ${JSON.stringify(chatId)})`, () => this.client.hgetall(key));
+    return rankRecords(Object.entries(all).map(([id, json]) => this.#original(key, id, json)), query, limit);
+  }
+
+  #original(key: string, id: string, json: string): OriginalRecord {
+    const record = decodeOriginal(id, json);
+    if (typeof record === 'string') throw new StoreError(this.name, `key ${JSON.stringify(key)}: ${record}; delete this key to drop the chat's originals`);
+    return record;
   }
 
   /** Idempotent; afterwards every other method rejects. Quits the client the store made; a given client stays open. */
@@ -262,7 +331,7 @@ export class RedisStore implements StateStore, LeaseCapable {
   }
 
   /** `<prefix>{<chatId>}:<part>`: the braces make every key of one chat hash to the same Redis Cluster slot. */
-  #key(chatId: string, part: 'state' | 'lease' | 'fence'): string {
+  #key(chatId: string, part: 'state' | 'lease' | 'fence' | 'originals'): string {
     return `${this.keyPrefix}{${chatId}}:${part}`;
   }
 
