@@ -126,7 +126,7 @@ async function economy(quick: boolean): Promise<EconomyFigures> {
   log('\n## Fact retention');
   const retention = await retentionReport(quick, log);
   log('\n## Prompt cache and bill');
-  const cache = await cacheReport(log);
+  const cache = await cacheReport(log, { quick });
   return { retention, cache, markdown: `${logged.slice(from).join('\n')}\n` };
 }
 

@@ -1,12 +1,13 @@
 /**
  * What compression does to the provider's prompt cache and to the bill: replays 3 conversations of
- * the shared corpus and one generated 2,000-message conversation request by request through
+ * the shared corpus, one generated 2,000-message conversation and (not with `--quick`) the last 200
+ * requests of a generated 10,000-message one, request by request through
  * ctxfold, LangChain trimMessages and AI SDK pruneMessages (as configured in bench/systems.ts),
  * ctxfold as a server runs it (`createCompressor` with background summaries, compressor-system.ts), plus
  * "no compression", and bills every system's views through the simulated OpenAI and Anthropic
  * prompt caches (prompt-cache.ts) at the prices of prices.ts.
  *
- *   npx tsc -p tsconfig.json && node dist/bench/economy/cache-report.js
+ *   npx tsc -p tsconfig.json && node dist/bench/economy/cache-report.js [--quick]
  *
  * Run from the project root (the corpus is read from ../shared/corpus, or $CTXFOLD_CORPUS).
  * Budget per conversation: min(32000, floor(50% of the whole conversation's tokens)), fixed for all
@@ -21,7 +22,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compressContext, createHistoryCache, createTokenCounter, type CompressOptions, type OpenAIChatMessage } from '../../src/index.js';
 import { BUDGET_CAP_TOKENS, viewTokens } from '../budget.js';
-import { generateConversation, modelRequestEnds } from '../fixtures/conversation.js';
+import { generateConversation } from '../fixtures/conversation.js';
 import { SYSTEMS, type BenchSystem, type RunContext } from '../systems.js';
 import { collectViews, defaultMessageCounter, economyOfViews, type EconomyResult, type EconomySystem, type ReplayViews } from './economy-replay.js';
 import { priceOf } from './prices.js';
@@ -70,7 +71,14 @@ function ctxfoldVariants(): EconomySystem[] {
 interface Workload {
   readonly name: string;
   readonly messages: OpenAIChatMessage[];
+  /** Replay only the conversation's last requests (see `collectViews`). */
+  readonly lastRequests?: number;
+  /** The peers' memoized configurations (the same views, counted faster): at 10k messages the shipped ones take seconds per request. */
+  readonly memoPeers?: boolean;
 }
+
+/** Requests replayed of the 10k-message conversation: its last ones, each carrying 9,000-10,000 messages. */
+const LONG_REPLAY_REQUESTS = 200;
 
 function corpusWorkloads(log: (line: string) => void): Workload[] {
   const path = process.env.CTXFOLD_CORPUS ?? resolve(process.cwd(), '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
@@ -124,16 +132,27 @@ export interface CacheWorkloadFigures {
 }
 
 /** Replays the workloads through every compared system and the simulated caches; prints through `log`, returns the figures. */
-export async function cacheReport(log: (line: string) => void): Promise<CacheWorkloadFigures[]> {
+export async function cacheReport(log: (line: string) => void, options: { quick?: boolean } = {}): Promise<CacheWorkloadFigures[]> {
   const figures: CacheWorkloadFigures[] = [];
-  const systems = COMPARED.map((name) => {
+  const named = (name: string) => {
     const s = SYSTEMS.find((x) => x.name === name);
     if (!s) throw new Error(`system ${name} not in bench/systems.ts`);
     return s;
-  });
-  const workloads = [...corpusWorkloads(log), { name: 'generated 2,000 messages (seed 3000)', messages: generateConversation({ messages: 2000, seed: 1000 + 2000 }) }];
+  };
+  const systems = COMPARED.map(named);
+  const memoSystems = COMPARED.map((name) => named(name === 'ctxfold' ? name : `${name} + memo`));
+  const workloads: Workload[] = [...corpusWorkloads(log), { name: 'generated 2,000 messages (seed 3000)', messages: generateConversation({ messages: 2000, seed: 1000 + 2000 }) }];
+  if (!options.quick) {
+    workloads.push({
+      name: `generated 10,000 messages (seed 11000), its last ${LONG_REPLAY_REQUESTS} requests`,
+      messages: generateConversation({ messages: 10_000, seed: 1000 + 10_000 }),
+      lastRequests: LONG_REPLAY_REQUESTS,
+      memoPeers: true,
+    });
+  }
   log('# Prompt cache and bill per system (input side; simulated caches, see bench/economy/prompt-cache.ts)');
   log(`systems: ${systems.map((s) => `${s.name}: ${s.settings}`).join('\n  ')}`);
+  if (!options.quick) log(`  on the 10,000-message conversation the peers run with their memo (the same views, counted faster): ${memoSystems.slice(1).map((s) => s.name).join(', ')}; only its last ${LONG_REPLAY_REQUESTS} requests are replayed, the first of them being every system's first sight of the chat (cold caches, no summary yet)`);
   log('prices (USD / 1M tokens: input, cached, write, output; min cacheable):');
   for (const b of BILLS) {
     const p = priceOf(b.model);
@@ -148,7 +167,8 @@ export async function cacheReport(log: (line: string) => void): Promise<CacheWor
     const budget = Math.min(BUDGET_CAP_TOKENS, Math.floor(viewTokens(w.messages, reference) / 2));
     const count = defaultMessageCounter();
     const withSummaries = compressorSystem();
-    const replay = await collectViews(w.messages, [...systems.map(economySystem), withSummaries, ...ctxfoldVariants()], budget, { chatId: `economy:${w.name}`, countMessage: count });
+    const compared = w.memoPeers ? memoSystems : systems;
+    const replay = await collectViews(w.messages, [...compared.map(economySystem), withSummaries, ...ctxfoldVariants()], budget, { chatId: `economy:${w.name}`, countMessage: count, ...(w.lastRequests === undefined ? {} : { lastRequests: w.lastRequests }) });
     await withSummaries.close();
     const calls = withSummaries.stats();
     const per100 = calls.requests > 0 ? (100 * calls.summarizerCalls) / calls.requests : 0;
@@ -156,7 +176,7 @@ export async function cacheReport(log: (line: string) => void): Promise<CacheWor
     printWorkload(w.name, replay, bills, log);
     log(`  ${withSummaries.name}: ${calls.summarizerCalls} summarizer calls (${calls.summaries} summaries) over ${calls.requests} requests = ${per100.toFixed(1)} per 100 turns`);
     figures.push({ workload: w.name, budget, summarizerCallsPer100Turns: per100, summaries: calls.summaries, systems: replay.systems.map((s, i) => ({ name: s.name, sent: s.views.length, overBudget: s.overBudgetRequests, failed: s.failedRequests, bills: bills.map((b) => ({ model: b.model.model, cachedShare: b.systems[i].cachedShare, cost: b.systems[i].cost, costWithoutCache: b.systems[i].costWithoutCache })) })) });
-    log(`  (${modelRequestEnds(w.messages).length} requests replayed in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    log(`  (${replay.requests} requests replayed in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
     if (w.name.startsWith('corpus')) {
       replay.systems.forEach((s, i) => {
         const t = totals.get(s.name) ?? { sent: 0, failed: 0, input: 0, cached: BILLS.map(() => 0), cost: BILLS.map(() => 0), plain: BILLS.map(() => 0) };
@@ -183,7 +203,7 @@ export async function cacheReport(log: (line: string) => void): Promise<CacheWor
 
 // `node dist/bench/economy/cache-report.js` prints the tables.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  cacheReport((line) => console.log(line)).catch((error: unknown) => {
+  cacheReport((line) => console.log(line), { quick: process.argv.includes('--quick') }).catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;
   });

@@ -108,16 +108,21 @@ function isMessageList(v: unknown): v is OpenAIChatMessage[] {
 /**
  * Replays the conversation: for each request (history before each assistant message), asks every
  * system for its view, in order, and records the views. `NO_COMPRESSION` is added first.
+ * `lastRequests` replays only the conversation's last requests (each still carries the whole
+ * history before it).
  */
 export async function collectViews(
   conversation: readonly OpenAIChatMessage[],
   systems: readonly EconomySystem[],
   budget: number,
-  options: { chatId?: string; countMessage?: (m: OpenAIChatMessage) => number } = {},
+  options: { chatId?: string; countMessage?: (m: OpenAIChatMessage) => number; lastRequests?: number } = {},
 ): Promise<ReplayViews> {
   const count = options.countMessage ?? defaultMessageCounter();
   const chatId = options.chatId ?? 'economy';
-  const ends = modelRequestEnds(conversation);
+  const allEnds = modelRequestEnds(conversation);
+  // With `lastRequests`, only the last requests are replayed: the first of them is every system's
+  // first sight of the chat (cold caches, no summary yet), as after a restart with a fresh store.
+  const ends = options.lastRequests === undefined ? allEnds : allEnds.slice(Math.max(0, allEnds.length - options.lastRequests));
   const tokensOf = (view: readonly OpenAIChatMessage[]) => view.reduce((a, m) => a + count(m), REQUEST_OVERHEAD_TOKENS);
   const all: { name: string; views: OpenAIChatMessage[][]; failed: number; over: number; extended: number; previous?: string[]; firstError?: string }[] = [
     { name: NO_COMPRESSION, views: [], failed: 0, over: 0, extended: 0 },
