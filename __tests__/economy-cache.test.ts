@@ -216,4 +216,15 @@ describe('replayEconomy', () => {
     expect(views.systems.map((s) => s.extendedPrevious)).toEqual([3, 0]);
     expect(economyOfViews(views, 'anthropic', 'claude-sonnet-4.5', { countMessage: count, simulate: noOverhead }).systems[1].cachedTokens).toBe(3 * 2000);
   });
+
+  it('lastRequests replays only the last requests, each with the whole history before it, and counts only their output', async () => {
+    const seen: number[] = [];
+    const identity = { name: 'identity', viewOf: (h: OpenAIChatMessage[]) => { seen.push(h.length); return h; } };
+    const views = await collectViews(conversation, [identity], 3000, { countMessage: count, lastRequests: 2 });
+    expect(views.requests).toBe(2);
+    expect(seen).toEqual([6, 8]);
+    expect(views.outputTokens).toBe(400);
+    expect(views.systems[0].views.map((v) => v.length)).toEqual([6, 8]);
+    expect((await collectViews(conversation, [identity], 3000, { countMessage: count, lastRequests: 10 })).requests).toBe(4);
+  });
 });
