@@ -7,6 +7,7 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { hasOriginals, type OriginalRecord } from '../../src/recall/originals.js';
 import { InputError } from '../../src/errors.js';
+import { substringSearchContract } from '../helpers/originals-contract.js';
 
 /** A record whose text holds `words`; its JSON is the message it stands for. */
 const record = (id: string, index: number, text: string, role: OriginalRecord['role'] = 'user'): OriginalRecord => ({
@@ -83,20 +84,7 @@ describe('MemoryStore originals', () => {
     expect(() => new MemoryStore({ originals: { maxBytes: 1.5 } })).toThrow(/options\.originals\.maxBytes/);
   });
 
-  test('search finds by a word and by an identifier, best match first, within the chat only', async () => {
-    const store = new MemoryStore();
-    await store.putOriginals('chat', [
-      record('a', 1, 'The lighthouse keeper logged case INV-20931 yesterday.'),
-      record('b', 2, 'Nothing relevant here about the harbour.'),
-      record('c', 3, 'lighthouse lighthouse lighthouse: three mentions of the word.'),
-    ]);
-    await store.putOriginals('elsewhere', [record('z', 1, 'lighthouse in another chat')]);
-    expect(ids(await store.searchOriginals('chat', 'INV-20931', 5))).toEqual(['a']);
-    expect(ids(await store.searchOriginals('chat', 'lighthouse', 5))).toEqual(['c', 'a']);
-    expect(ids(await store.searchOriginals('chat', 'lighthouse', 1))).toEqual(['c']);
-    expect(await store.searchOriginals('chat', '  ?!  ', 5)).toEqual([]);
-    expect(await store.searchOriginals('nobody', 'lighthouse', 5)).toEqual([]);
-  });
+  substringSearchContract(async () => new MemoryStore());
 
   test('delete removes a chat\'s originals; a closed store rejects', async () => {
     const store = new MemoryStore();

@@ -1,42 +1,20 @@
-import { afterAll, afterEach, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
 import { generateConversation } from '../../bench/fixtures/conversation.js';
 import { StoreError } from '../../src/errors.js';
 import { hasOriginals, type OriginalRecord } from '../../src/recall/originals.js';
 import { createCompressor } from '../../src/runtime/compressor.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
-import { redisDescribe, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { redisDescribe } from '../helpers/redis-server.js';
+import { redisTestbed } from '../helpers/redis-testbed.js';
+import { originalRecord, substringSearchContract } from '../helpers/originals-contract.js';
 import { PROPERTY_SEED, propertyRuns } from '../helpers/property-runs.js';
 
-let server: RedisServer;
-let raw: Redis;
-const opened: RedisStore[] = [];
-let prefixSeq = 0;
+const bed = redisTestbed('o');
+const fresh = (extra: { originalsTtlMs?: number } = {}) => bed.fresh(extra);
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  raw = new Redis(server.url, { lazyConnect: false });
-});
-afterAll(async () => {
-  raw?.disconnect();
-  await server?.stop();
-});
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-
-/** A store on the test server under a fresh key prefix, so tests never see each other's keys. */
-async function fresh(extra: { originalsTtlMs?: number } = {}): Promise<RedisStore> {
-  const store = await RedisStore.open({ url: server.url, keyPrefix: `o${prefixSeq++}:`, ...extra });
-  opened.push(store);
-  return store;
-}
-
-const record = (id: string, index: number, text: string, role: OriginalRecord['role'] = 'user'): OriginalRecord => ({
-  id, index, role, text, raw: JSON.stringify({ role, content: text }),
-});
+const record = originalRecord;
 const ids = (records: readonly OriginalRecord[]) => records.map((r) => r.id);
 
 redisDescribe('RedisStore originals (a real redis-server)', () => {
@@ -52,35 +30,22 @@ redisDescribe('RedisStore originals (a real redis-server)', () => {
     expect(await store.getOriginals('chat', [])).toEqual([]);
     expect(await store.getOriginals('nobody', ['1:a'])).toEqual([]);
     await store.putOriginals('chat', []);
-    expect(await raw.hlen(`${store.keyPrefix}{chat}:originals`)).toBe(3);
+    expect(await bed.raw.hlen(`${store.keyPrefix}{chat}:originals`)).toBe(3);
   });
 
   test('a batch larger than one HSET is stored whole', async () => {
     const store = await fresh();
     const many = Array.from({ length: 700 }, (_, i) => record(`${i}:x`, i, `message number ${i}`));
     await store.putOriginals('big', many);
-    expect(await raw.hlen(`${store.keyPrefix}{big}:originals`)).toBe(700);
+    expect(await bed.raw.hlen(`${store.keyPrefix}{big}:originals`)).toBe(700);
     expect(ids(await store.getOriginals('big', ['699:x', '0:x', '256:x']))).toEqual(['699:x', '0:x', '256:x']);
   });
 
-  test('search finds by a word and by an identifier, best match first, within the chat only', async () => {
-    const store = await fresh();
-    await store.putOriginals('chat', [
-      record('a', 1, 'The lighthouse keeper logged case INV-20931 yesterday.'),
-      record('b', 2, 'Nothing relevant here about the harbour.'),
-      record('c', 3, 'lighthouse lighthouse lighthouse: three mentions of the word.'),
-    ]);
-    await store.putOriginals('elsewhere', [record('z', 1, 'lighthouse in another chat')]);
-    expect(ids(await store.searchOriginals('chat', 'INV-20931', 5))).toEqual(['a']);
-    expect(ids(await store.searchOriginals('chat', 'lighthouse', 5))).toEqual(['c', 'a']);
-    expect(ids(await store.searchOriginals('chat', 'lighthouse', 1))).toEqual(['c']);
-    expect(await store.searchOriginals('chat', '  ?!  ', 5)).toEqual([]);
-    expect(await store.searchOriginals('chat', 'lighthouse', 0)).toEqual([]);
-    expect(await store.searchOriginals('nobody', 'lighthouse', 5)).toEqual([]);
-  });
+  substringSearchContract(() => fresh());
 
   test('search: every record returned holds a query word, none holding one is left out below the limit (seeded)', async () => {
     const store = await fresh();
+    let chats = 0;
     const words = ['alpha', 'beta', 'gamma', 'delta', 'K-17', 'x9.z'];
     await fc.assert(
       fc.asyncProperty(
@@ -88,7 +53,7 @@ redisDescribe('RedisStore originals (a real redis-server)', () => {
         fc.subarray(words, { minLength: 1, maxLength: 2 }),
         fc.integer({ min: 1, max: 15 }),
         async (texts, query, limit) => {
-          const chat = `p${prefixSeq++}`;
+          const chat = `p${chats++}`;
           const records = texts.map((t, i) => record(`${i}:r`, i, t.join(' ')));
           await store.putOriginals(chat, records);
           const found = await store.searchOriginals(chat, query.join(' '), limit);
@@ -108,7 +73,7 @@ redisDescribe('RedisStore originals (a real redis-server)', () => {
     await store.putOriginals('chat', [record('a', 1, 'x')]);
     await store.delete('chat');
     expect(await store.getOriginals('chat', ['a'])).toEqual([]);
-    expect(await raw.exists(`${store.keyPrefix}{chat}:originals`)).toBe(0);
+    expect(await bed.raw.exists(`${store.keyPrefix}{chat}:originals`)).toBe(0);
     await store.close();
     await expect(store.putOriginals('chat', [record('a', 1, 'x')])).rejects.toThrow(/closed/);
     await expect(store.searchOriginals('chat', 'x', 3)).rejects.toThrow(/closed/);
@@ -117,22 +82,22 @@ redisDescribe('RedisStore originals (a real redis-server)', () => {
   test('no expiry by default; originalsTtlMs sets one, renewed by each put; a bad value is an InputError naming it', async () => {
     const plain = await fresh();
     await plain.putOriginals('chat', [record('a', 1, 'x')]);
-    expect(await raw.pttl(`${plain.keyPrefix}{chat}:originals`)).toBe(-1);
+    expect(await bed.raw.pttl(`${plain.keyPrefix}{chat}:originals`)).toBe(-1);
     const timed = await fresh({ originalsTtlMs: 60_000 });
     await timed.putOriginals('chat', [record('a', 1, 'x')]);
     const key = `${timed.keyPrefix}{chat}:originals`;
-    await raw.pexpire(key, 5_000);
+    await bed.raw.pexpire(key, 5_000);
     await timed.putOriginals('chat', [record('b', 2, 'y')]);
-    const ttl = await raw.pttl(key);
+    const ttl = await bed.raw.pttl(key);
     expect(ttl).toBeGreaterThan(50_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
-    expect(() => new RedisStore({ url: server.url, originalsTtlMs: 0 })).toThrow(/options\.originalsTtlMs: must be a whole number of ms >= 1/);
+    expect(() => new RedisStore({ url: bed.server.url, originalsTtlMs: 0 })).toThrow(/options\.originalsTtlMs: must be a whole number of ms >= 1/);
   });
 
   test('a stored value that is not a record is a StoreError naming the key and the rule', async () => {
     const store = await fresh();
     const key = `${store.keyPrefix}{chat}:originals`;
-    await raw.hset(key, 'a', 'not json', 'b', JSON.stringify({ id: 'b', index: 1, role: 'user', text: 3, raw: '{}' }), 'c', JSON.stringify({ id: 'other', index: 1, role: 'user', text: 't', raw: '{}' }));
+    await bed.raw.hset(key, 'a', 'not json', 'b', JSON.stringify({ id: 'b', index: 1, role: 'user', text: 3, raw: '{}' }), 'c', JSON.stringify({ id: 'other', index: 1, role: 'user', text: 't', raw: '{}' }));
     await expect(store.getOriginals('chat', ['a'])).rejects.toThrow(StoreError);
     await expect(store.getOriginals('chat', ['a'])).rejects.toThrow(/key "o\d+:\{chat\}:originals": original "a" is not valid JSON/);
     await expect(store.getOriginals('chat', ['b'])).rejects.toThrow(/original "b": text must be a string, found number/);
@@ -154,8 +119,8 @@ redisDescribe('RedisStore originals (a real redis-server)', () => {
     }
     await c.close(); // closes its store too
     // Another instance on the same Redis (its own connection) reads what the first one kept.
-    const other = await RedisStore.open({ url: server.url, keyPrefix: store.keyPrefix });
-    opened.push(other);
+    const other = await RedisStore.open({ url: bed.server.url, keyPrefix: store.keyPrefix });
+    bed.track(other);
     const state = (await other.get('shared-chat'))!;
     expect(state.coveredIds.length).toBeGreaterThan(10);
     const kept = await other.getOriginals('shared-chat', state.coveredIds);

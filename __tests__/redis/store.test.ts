@@ -1,35 +1,19 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { StoreError } from '../../src/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { StateStore } from '../../src/store/state.js';
-import { redisDescribe, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { redisDescribe } from '../helpers/redis-server.js';
+import { redisTestbed } from '../helpers/redis-testbed.js';
 import { stateOf, stateStoreContract } from '../helpers/store-contract.js';
 
-let server: RedisServer;
-let raw: Redis;
-const opened: StateStore[] = [];
-let prefixSeq = 0;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  raw = new Redis(server.url, { lazyConnect: false });
-});
-afterAll(async () => {
-  raw?.disconnect();
-  await server?.stop();
-});
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
+const bed = redisTestbed('t');
 
 /** A store on the test server under a fresh key prefix, so tests never see each other's keys. */
-async function fresh(extra: { keyPrefix?: string } = {}): Promise<RedisStore> {
-  const store = await RedisStore.open({ url: server.url, keyPrefix: extra.keyPrefix ?? `t${prefixSeq++}:` });
-  opened.push(store);
-  return store;
+function fresh(extra: { keyPrefix?: string } = {}): Promise<RedisStore> {
+  return bed.fresh(extra.keyPrefix === undefined ? {} : { keyPrefix: extra.keyPrefix });
 }
 
 redisDescribe('RedisStore: the StateStore contract (the cases of store.test.ts)', () => {
@@ -92,8 +76,8 @@ redisDescribe('RedisStore on a real server', () => {
     const a = await fresh({ keyPrefix: 'appA:' });
     const b = await fresh({ keyPrefix: 'appB:' });
     expect(await a.commit(stateOf('x', 1), 0)).toBe(true);
-    expect(await raw.type('appA:{x}:state')).toBe('hash');
-    const fields = await raw.hgetall('appA:{x}:state');
+    expect(await bed.raw.type('appA:{x}:state')).toBe('hash');
+    const fields = await bed.raw.hgetall('appA:{x}:state');
     expect(Object.keys(fields).sort()).toEqual(['state', 'version']);
     expect(fields.version).toBe('1');
     expect(JSON.parse(fields.state!)).toEqual(stateOf('x', 1));
@@ -118,15 +102,15 @@ redisDescribe('RedisStore on a real server', () => {
     expect(await store.commit(stateOf('broken', 1), 0)).toBe(true);
     const key = 'bad:{broken}:state';
     const cases: [() => Promise<unknown>, RegExp][] = [
-      [() => raw.hset(key, 'state', '{"chatId": "broken", "version": 1'), /field state is not valid JSON/],
-      [() => raw.hset(key, 'state', '[1, 2]'), /field state must be a JSON object/],
-      [() => raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), coveredIds: ['x', 2] })), /field state\.coveredIds must be an array of strings/],
-      [() => raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), summary: null })), /field state\.summary must be a string, found null/],
-      [() => raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), tokensAfter: 1.5 })), /field state\.tokensAfter must be a whole number/],
-      [() => raw.hset(key, 'state', JSON.stringify(stateOf('someone-else', 1))), /field state\.chatId must be "broken", found "someone-else"/],
-      [() => raw.hset(key, 'state', JSON.stringify(stateOf('broken', 1)), 'version', '2'), /field state\.version must equal field version \(2\)/],
-      [() => raw.hset(key, 'version', 'two'), /field version must be a whole number >= 1, found "two"/],
-      [() => raw.hdel(key, 'state'), /field state is missing/],
+      [() => bed.raw.hset(key, 'state', '{"chatId": "broken", "version": 1'), /field state is not valid JSON/],
+      [() => bed.raw.hset(key, 'state', '[1, 2]'), /field state must be a JSON object/],
+      [() => bed.raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), coveredIds: ['x', 2] })), /field state\.coveredIds must be an array of strings/],
+      [() => bed.raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), summary: null })), /field state\.summary must be a string, found null/],
+      [() => bed.raw.hset(key, 'state', JSON.stringify({ ...stateOf('broken', 1), tokensAfter: 1.5 })), /field state\.tokensAfter must be a whole number/],
+      [() => bed.raw.hset(key, 'state', JSON.stringify(stateOf('someone-else', 1))), /field state\.chatId must be "broken", found "someone-else"/],
+      [() => bed.raw.hset(key, 'state', JSON.stringify(stateOf('broken', 1)), 'version', '2'), /field state\.version must equal field version \(2\)/],
+      [() => bed.raw.hset(key, 'version', 'two'), /field version must be a whole number >= 1, found "two"/],
+      [() => bed.raw.hdel(key, 'state'), /field state is missing/],
     ];
     for (const [corrupt, message] of cases) {
       await corrupt();
@@ -137,11 +121,11 @@ redisDescribe('RedisStore on a real server', () => {
       expect((error as Error).message).toMatch(/delete this key to rebuild the chat's summary$/);
     }
     // A version that is not a number also stops a commit, naming the key.
-    await raw.hset(key, 'version', 'two', 'state', '{}');
+    await bed.raw.hset(key, 'version', 'two', 'state', '{}');
     await expect(store.commit(stateOf('broken', 2), 1)).rejects.toThrow(/key "bad:\{broken\}:state": field version is not a number/);
     // A key of another type.
-    await raw.del(key);
-    await raw.set(key, 'a string');
+    await bed.raw.del(key);
+    await bed.raw.set(key, 'a string');
     await expect(store.get('broken')).rejects.toThrow(/get\(chat "broken"\): WRONGTYPE .*delete it to rebuild/);
     await expect(store.commit(stateOf('broken', 1), 0)).rejects.toThrow(/WRONGTYPE/);
     expect(await store.get('fine')).toEqual(stateOf('fine', 1));
@@ -152,16 +136,16 @@ redisDescribe('RedisStore on a real server', () => {
 
   test('options are checked naming the field; a URL\'s credentials never appear in messages', async () => {
     expect(() => new RedisStore({ url: 'http://x' })).toThrow(/options\.url: must be a redis:\/\/ or rediss:\/\/ URL/);
-    expect(() => new RedisStore({ url: server.url, client: raw })).toThrow(/options\.url: give url or client, not both/);
-    expect(() => new RedisStore({ url: server.url, leaseMs: 0 })).toThrow(/options\.leaseMs: must be a whole number of ms >= 1, got 0/);
-    expect(() => new RedisStore({ url: server.url, keyPrefix: 5 as unknown as string })).toThrow(/options\.keyPrefix: must be a string/);
-    const secret = new RedisStore({ url: `redis://user:hunter2@127.0.0.1:${server.port}` });
-    opened.push(secret);
-    expect(secret.name).toBe(`RedisStore(redis://127.0.0.1:${server.port})`);
+    expect(() => new RedisStore({ url: bed.server.url, client: bed.raw })).toThrow(/options\.url: give url or client, not both/);
+    expect(() => new RedisStore({ url: bed.server.url, leaseMs: 0 })).toThrow(/options\.leaseMs: must be a whole number of ms >= 1, got 0/);
+    expect(() => new RedisStore({ url: bed.server.url, keyPrefix: 5 as unknown as string })).toThrow(/options\.keyPrefix: must be a string/);
+    const secret = new RedisStore({ url: `redis://user:hunter2@127.0.0.1:${bed.server.port}` });
+    bed.track(secret);
+    expect(secret.name).toBe(`RedisStore(redis://127.0.0.1:${bed.server.port})`);
   });
 
   test('a given client is used as is and left open by close()', async () => {
-    const client = new Redis(server.url);
+    const client = new Redis(bed.server.url);
     const store = new RedisStore({ client, keyPrefix: 'given:' });
     expect(await store.commit(stateOf('g', 1), 0)).toBe(true);
     await store.close();
@@ -170,13 +154,13 @@ redisDescribe('RedisStore on a real server', () => {
   });
 
   test('nothing listening: open() rejects within connectTimeoutMs; calls fail at once, naming the store and the cause', async () => {
-    const closedPort = server.port === 1 ? 2 : 1; // a privileged port nothing listens on here
+    const closedPort = bed.server.port === 1 ? 2 : 1; // a privileged port nothing listens on here
     const started = performance.now();
     await expect(RedisStore.open({ url: `redis://127.0.0.1:${closedPort}`, connectTimeoutMs: 300 }))
       .rejects.toThrow(new RegExp(`RedisStore\\(redis://127\\.0\\.0\\.1:${closedPort}\\): ready\\(\\) within 300 ms: not connected to Redis .*ECONNREFUSED`));
     expect(performance.now() - started).toBeLessThan(1500);
     const store = new RedisStore({ url: `redis://127.0.0.1:${closedPort}` });
-    opened.push(store);
+    bed.track(store);
     const t0 = performance.now();
     await expect(store.get('a')).rejects.toThrow(/get\(chat "a"\): not connected to Redis/);
     await expect(store.commit(stateOf('a', 1), 0)).rejects.toBeInstanceOf(StoreError);
