@@ -110,6 +110,20 @@ describe('detection by positive evidence', () => {
     }
   });
 
+  test('evidence keeps each format\'s first two pieces, first seen first, and the error quotes them', () => {
+    const history: unknown[] = [{ role: 'system', content: 'be brief' }];
+    for (let k = 0; k < 6; k++) {
+      history.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'f', arguments: '{}' } }] });
+      history.push({ role: 'tool', tool_call_id: `c${k}`, content: 'ok' });
+    }
+    history.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'r' }] }, { role: 'user', content: [{ type: 'thinking', thinking: 't' }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'y', content: 'r' }] });
+    const found = evidenceIn(history);
+    expect([...found.keys()]).toEqual(['openai', 'anthropic']);
+    expect(found.get('openai')!.map((e) => e.index)).toEqual([1, 2]);
+    expect(found.get('anthropic')!.map((e) => [e.index, e.what])).toEqual([[13, 'a "tool_result" block in content'], [14, 'a "thinking" block in content']]);
+    expect(() => compressContext(history)).toThrow('OpenAI Chat Completions (an assistant message with a tool_calls array at messages[1], a tool message with tool_call_id at messages[2]); Anthropic Messages (a "tool_result" block in content at messages[13], a "thinking" block in content at messages[14])');
+  });
+
   test.each(Object.keys(FIXTURES))('%s fixtures are detected as that format and as no other', (format) => {
     for (const { name, messages } of FIXTURES[format]) {
       const found = [...evidenceIn(messages).keys()];

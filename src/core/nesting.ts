@@ -5,15 +5,27 @@
  */
 export const MAX_NESTING = 256;
 
-/** True when `value` has objects or arrays nested more than `limit` levels deep. Iterative: safe on any depth. */
+/**
+ * True when `value` has objects or arrays nested more than `limit` levels deep. Recursive, but
+ * never deeper than `limit + 1` frames (it stops there), so safe on any input; allocates nothing.
+ */
 export function nestedDeeperThan(value: unknown, limit: number = MAX_NESTING): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (depth > limit) return true;
-    const children = Array.isArray(v) ? v : Object.values(v as object);
-    for (const child of children) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  return typeof value === 'object' && value !== null && deeperThan(value, 1, limit);
+}
+
+/** True when `node` (an object or array at `depth`) reaches past `limit`. */
+function deeperThan(node: object, depth: number, limit: number): boolean {
+  if (depth > limit) return true;
+  if (Array.isArray(node)) {
+    for (let k = 0; k < node.length; k++) {
+      const child: unknown = node[k];
+      if (typeof child === 'object' && child !== null && deeperThan(child, depth + 1, limit)) return true;
+    }
+    return false;
+  }
+  for (const key of Object.keys(node)) {
+    const child = (node as Record<string, unknown>)[key];
+    if (typeof child === 'object' && child !== null && deeperThan(child, depth + 1, limit)) return true;
   }
   return false;
 }

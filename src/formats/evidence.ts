@@ -30,11 +30,15 @@ const LEGACY_CALL = 'an assistant message with a legacy function_call';
 const HERMES_CALL = /<tool_call>\s*\{[\s\S]*?\}\s*<\/tool_call>/;
 const HERMES_RESPONSE = /<tool_response>[\s\S]*?<\/tool_response>/;
 
-/** The evidence one message gives; `previous` is the message before it (parallel calls split over messages). */
-export function evidenceOf(message: unknown, index: number, previous: unknown): Evidence[] {
-  if (!isObj(message)) return [];
-  const out: Evidence[] = [];
-  const say = (format: FormatName, what: string) => out.push({ format, index, what });
+/** Evidence each message gives is kept up to this many pieces per format (error messages quote two). */
+const EVIDENCE_KEPT = 2;
+
+/**
+ * Tells `say` every piece of evidence `message` gives, in a fixed order; `previous` is the message
+ * before it (parallel calls split over messages). Allocates nothing for a message with none.
+ */
+function readEvidence(message: unknown, previous: unknown, say: (format: FormatName, what: string) => void): void {
+  if (!isObj(message)) return;
   const role = message.role;
   const type = message.type;
   if (typeof type === 'string' && RESPONSES_ITEMS.includes(type)) say('openai-responses', `an item of type "${type}"`);
@@ -84,28 +88,32 @@ export function evidenceOf(message: unknown, index: number, previous: unknown): 
     say('openai', LEGACY_CALL);
   }
   if (isObj(message.extra) && 'function_id' in message.extra) say('qwen-agent', 'extra.function_id');
-  if (typeof message.content === 'string' && !('tool_calls' in message)) {
+  if (typeof message.content === 'string' && !('tool_calls' in message) && message.content.includes('<tool_')) {
     if (role === 'assistant' && HERMES_CALL.test(message.content)) say('hermes', 'a <tool_call>{...}</tool_call> block in assistant text');
     if (role === 'user' && HERMES_RESPONSE.test(message.content)) say('hermes', 'a <tool_response> block in user text');
   }
-  return out;
 }
 
-/** Every piece of evidence in messages[from, ...), by format, first seen first. */
+/**
+ * The evidence in messages[from, ...), by format in the order first seen, each format's first
+ * pieces (at most `EVIDENCE_KEPT`, first seen first): which formats the messages point to, and
+ * what to quote for each.
+ */
 export function evidenceIn(messages: readonly unknown[], from = 0): Map<FormatName, Evidence[]> {
   const byFormat = new Map<FormatName, Evidence[]>();
-  for (let i = from; i < messages.length; i++) {
-    for (const e of evidenceOf(messages[i], i, i > 0 ? messages[i - 1] : undefined)) {
-      const list = byFormat.get(e.format);
-      if (list) list.push(e);
-      else byFormat.set(e.format, [e]);
-    }
-  }
+  let openaiBeyondLegacy = false;
+  let index = from;
+  const say = (format: FormatName, what: string) => {
+    if (format === 'openai' && what !== LEGACY_CALL) openaiBeyondLegacy = true;
+    const list = byFormat.get(format);
+    if (!list) byFormat.set(format, [{ format, index, what }]);
+    else if (list.length < EVIDENCE_KEPT) list.push({ format, index, what });
+  };
+  for (; index < messages.length; index++) readEvidence(messages[index], index > 0 ? messages[index - 1] : undefined, say);
   // Consecutive function_call messages are Qwen-Agent's parallel calls; in OpenAI Chat they would
   // be a legacy call left unanswered. When the only sign of OpenAI Chat is legacy function_calls
   // (no tool_calls array, no tool message), the history is Qwen-Agent's: reading it so pairs each
   // result with its own call, where the OpenAI reading would delete results.
-  const openai = byFormat.get('openai');
-  if (byFormat.has('qwen-agent') && openai && openai.every((e) => e.what === LEGACY_CALL)) byFormat.delete('openai');
+  if (byFormat.has('qwen-agent') && byFormat.has('openai') && !openaiBeyondLegacy) byFormat.delete('openai');
   return byFormat;
 }
