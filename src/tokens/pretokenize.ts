@@ -76,20 +76,33 @@ export function splitsLikeTiktoken(text: string): boolean {
 }
 
 /**
- * A fresh splitter for `encoding` (its own RegExp, since a global RegExp carries its position),
- * or undefined when the encoding's pre-tokenizer is not rewritten here. `split(text, each)` calls
- * `each` with every match in order, as tiktoken's own split does.
+ * A fresh splitter for `encoding` (its own RegExps, since a RegExp carries its position), or
+ * undefined when the encoding's pre-tokenizer is not rewritten here. `split(text, each)` calls
+ * `each` with every match in order, as tiktoken's own split does. Each piece is matched with a
+ * sticky `test` where the previous one ended (no match array is made); where no piece starts
+ * there, a global `exec` finds the next one, as a plain global search would. No alternative of
+ * the patterns matches the empty string, so the two searches give the same pieces.
  */
 export function piecesSplitter(encoding: string): ((text: string, each: (piece: string) => void) => void) | undefined {
   const source = SOURCES[encoding];
   if (source === undefined) return undefined;
-  const pattern = new RegExp(source, 'gu');
+  const sticky = new RegExp(source, 'uy');
+  const search = new RegExp(source, 'gu');
   return (text, each) => {
-    pattern.lastIndex = 0;
-    let match = pattern.exec(text);
-    while (match !== null) {
+    let at = 0;
+    while (at < text.length) {
+      sticky.lastIndex = at;
+      if (sticky.test(text)) {
+        const end = sticky.lastIndex;
+        each(text.slice(at, end));
+        at = end;
+        continue;
+      }
+      search.lastIndex = at;
+      const match = search.exec(text);
+      if (match === null) return;
       each(match[0]);
-      match = pattern.exec(text);
+      at = search.lastIndex;
     }
   };
 }
