@@ -1,8 +1,10 @@
 import { describe, expect, test } from '@jest/globals';
 import type { TranscriptEntry } from '../src/formats/lens.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
-import { createExtractiveSummarizer } from '../src/summarize/extractive.js';
-import { parseLedger } from '../src/summarize/ledger.js';
+import { createExtractiveSummarizer, foldEntries, LEDGER_SHARE, writeSummary } from '../src/summarize/extractive.js';
+import { emptyLedger, ledgerBuilder, parseLedger } from '../src/summarize/ledger.js';
+import { emptyMemory } from '../src/summarize/working-memory.js';
+import { generateConversation } from '../bench/fixtures/conversation.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { transcriptOf } from '../src/core/transcript.js';
 import { InputError } from '../src/errors.js';
@@ -235,6 +237,23 @@ corpusDescribe(describe)('extractive summarizer on real conversations', () => {
       for (const id of ids) expect(summary).toContain(id);
       // The conversation's first real request is the goal, whichever part it was folded in.
       expect(section(summary!, 'Goal')).toHaveLength(1);
+    }
+  });
+});
+
+describe('the extractive summarizer writes in steps', () => {
+  test('the summary it writes with turns for the event loop is the text writeSummary writes in one go', async () => {
+    const messages = generateConversation({ messages: 400, seed: 5 });
+    const entries = transcriptOf(messages, openaiChatLens, 1, messages.length);
+    for (const room of [300, 1200, 4000]) {
+      const summarizer = createExtractiveSummarizer({ maxSummaryTokens: room, countTokens: count });
+      const written = await summarizer.summarize({ messages: entries, signal: live() });
+      const memory = emptyMemory();
+      foldEntries(memory, entries, () => {});
+      const ledger = ledgerBuilder(emptyLedger());
+      ledger.add(entries, () => {});
+      expect(written).toBe(writeSummary(memory, ledger.ledger(), room, count, LEDGER_SHARE));
+      expect(count(written)).toBeLessThanOrEqual(room);
     }
   });
 });

@@ -94,6 +94,29 @@ function memoryOf(summary: string): WorkingMemory {
  * recent and most referenced facts, each section its newest items).
  */
 export function writeSummary(memory: WorkingMemory, ledger: Ledger, maxTokens: number, countText: TextCounter, ledgerShare = LEDGER_SHARE, checkpoint: () => void = () => {}): string {
+  const steps = summarySteps(memory, ledger, maxTokens, countText, ledgerShare, checkpoint);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `writeSummary` with a turn for the event loop between its attempts at splitting the room (each
+ * renders and counts the whole block): the same text, without one long synchronous stretch.
+ */
+async function writeSummaryYielding(memory: WorkingMemory, ledger: Ledger, maxTokens: number, countText: TextCounter, ledgerShare: number, checkpoint: () => void): Promise<string> {
+  const steps = summarySteps(memory, ledger, maxTokens, countText, ledgerShare, checkpoint);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await yieldToLoop();
+    checkpoint();
+  }
+}
+
+/** The work of `writeSummary`, pausing (`yield`) after each attempt; returns the text. */
+function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number, countText: TextCounter, ledgerShare: number, checkpoint: () => void): Generator<void, string, void> {
   // Lines are counted again and again while the room is split: count each text once.
   const counted = new Map<string, number>();
   const count: TextCounter = (text) => {
@@ -110,6 +133,7 @@ export function writeSummary(memory: WorkingMemory, ledger: Ledger, maxTokens: n
   const available = Math.max(0, maxTokens - floor);
   const restNeeds = count(renderWorkingMemory(rest)) - floor;
   let ledgerRoom = Math.min(available, Math.max(Math.floor(available * ledgerShare), available - restNeeds - 1));
+  yield;
   for (let attempt = 0; attempt < 6 && ledgerRoom > 0; attempt++) {
     const block = renderLedger(ledger, ledgerRoom, count);
     const blockTokens = block ? count(block) + 1 : 0;
@@ -120,11 +144,13 @@ export function writeSummary(memory: WorkingMemory, ledger: Ledger, maxTokens: n
       // Room the working memory could not use (its next item did not fit) goes back to the ledger.
       const left = -over;
       if (left < 4 || !block) return text;
+      yield;
       const wider = renderWorkingMemory(trimmed, renderLedger(ledger, blockTokens - 1 + left, count));
       return count(wider) <= maxTokens ? wider : text;
     }
     if (!block) break;
     ledgerRoom = Math.min(ledgerRoom, blockTokens) - Math.max(over, 1);
+    yield;
   }
   return renderWorkingMemory(trimWorkingMemory(rest, maxTokens, count, checkpoint));
 }
@@ -169,7 +195,7 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
         addItem(memory, 'Earlier notes', `${messages.length} earlier message(s) held no request, tool call or fact to keep.`);
       }
       const room = options.maxSummaryTokens === undefined && maxTokens !== undefined && Number.isFinite(maxTokens) ? Math.max(MIN_SUMMARY_TOKENS, Math.floor(maxTokens)) : maxSummaryTokens;
-      const summary = writeSummary(memory, facts, room, count, ledgerShare, checkpoint);
+      const summary = await writeSummaryYielding(memory, facts, room, count, ledgerShare, checkpoint);
       checkpoint();
       return summary;
     },
