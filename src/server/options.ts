@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { InputError } from '../errors.js';
+import { hasOriginals } from '../recall/originals.js';
 import type { RecallOptions } from '../recall/options.js';
 import type { ToolOutputTrim } from '../runtime/options.js';
 import type { StateStore } from '../store/state.js';
@@ -43,7 +44,8 @@ export interface ServerOptions {
    * Recall (`--recall`, off by default): the store keeps the originals each summary replaces, and on
    * non-streamed `/v1/chat/completions` and `/v1/responses` the proxy offers the `ctxfold_recall`
    * tool and answers its calls itself (at most `rounds` per request). Needs a store that keeps
-   * originals (`sqlite:PATH`, `memory`); with `redis://` it is an `InputError` naming `options.recall`.
+   * originals: every spec does (`sqlite:PATH`, `redis://`, `memory`); a `StateStore` object without
+   * `putOriginals` / `getOriginals` / `searchOriginals` is an `InputError` naming `options.recall`.
    */
   recall?: boolean | RecallOptions;
   /** Summary jobs at once, per window. Default 2. */
@@ -153,8 +155,9 @@ export function resolveServerOptions(options: ServerOptions): ResolvedServerOpti
   else if (typeof store !== 'object' || store === null || typeof store.get !== 'function' || typeof store.commit !== 'function') {
     throw new InputError('options.store', 'must be a StateStore (get, commit, delete, close) or sqlite:PATH, redis://HOST:PORT, memory');
   }
-  if (options.recall !== undefined && options.recall !== false && typeof store === 'string' && /^rediss?:/.test(store)) {
-    throw new InputError('options.recall', 'recall (--recall) needs a store that keeps the original messages (--store sqlite:PATH or memory); the Redis store keeps none');
+  // Every store a spec names keeps originals (memory, SQLite, Redis); a store object must too.
+  if (options.recall !== undefined && options.recall !== false && typeof store !== 'string' && !hasOriginals(store)) {
+    throw new InputError('options.recall', 'recall (--recall) needs a store that keeps the original messages (putOriginals, getOriginals, searchOriginals: MemoryStore, SqliteStore, RedisStore); this store has none');
   }
   const host = options.host ?? '127.0.0.1';
   if (typeof host !== 'string' || host === '') throw new InputError('options.host', `must be an address to listen on (127.0.0.1, 0.0.0.0, ::), got ${JSON.stringify(options.host)}`);
