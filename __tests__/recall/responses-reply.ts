@@ -33,12 +33,35 @@ export function responsesResponse(body: Record<string, unknown>, reply: StandInR
   };
 }
 
-/** The SSE text of a streamed reply: created, one text delta, completed. */
+/**
+ * The SSE text of a streamed reply, as the Responses API streams one: `response.created`, then per
+ * output item its `output_item.added`, its text or argument deltas (two pieces each) and
+ * `output_item.done`, and `response.completed` with the whole response. Sequence numbers count up.
+ */
 export function responsesStream(body: Record<string, unknown>, reply: StandInReply, index: number): string {
   const done = responsesResponse(body, reply, index);
-  const text = 'text' in reply ? reply.text : 'streamed';
-  const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-  return event('response.created', { sequence_number: 0, response: { ...done, status: 'in_progress', output: [] } })
-    + event('response.output_text.delta', { sequence_number: 1, item_id: `msg_${index}`, output_index: 0, content_index: 0, delta: text })
-    + event('response.completed', { sequence_number: 2, response: done });
+  let seq = 0;
+  const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
+  const halves = (t: string) => [t.slice(0, Math.ceil(t.length / 2)), t.slice(Math.ceil(t.length / 2))];
+  let out = event('response.created', { response: { ...done, status: 'in_progress', output: [] } });
+  (done.output as Record<string, unknown>[]).forEach((item, i) => {
+    const base = { output_index: i, item_id: item.id };
+    if (item.type === 'message') {
+      const text = ((item.content as { text: string }[])[0]).text;
+      out += event('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', content: [] } });
+      out += event('response.content_part.added', { ...base, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      for (const piece of halves(text)) out += event('response.output_text.delta', { ...base, content_index: 0, delta: piece });
+      out += event('response.output_text.done', { ...base, content_index: 0, text });
+      out += event('response.content_part.done', { ...base, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+    } else if (item.type === 'function_call') {
+      const args = String(item.arguments);
+      out += event('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', arguments: '' } });
+      for (const piece of halves(args)) out += event('response.function_call_arguments.delta', { ...base, delta: piece });
+      out += event('response.function_call_arguments.done', { ...base, arguments: args });
+    } else {
+      out += event('response.output_item.added', { output_index: i, item });
+    }
+    out += event('response.output_item.done', { output_index: i, item });
+  });
+  return out + event('response.completed', { response: done });
 }

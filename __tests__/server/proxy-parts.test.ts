@@ -41,6 +41,14 @@ describe('SseReader', () => {
     reader.end();
     expect(seen).toEqual(['{"x":1}', 'tail']);
   });
+
+  test('an event\'s name comes with its data, and does not carry over to the next event', () => {
+    const seen: [string, string | undefined][] = [];
+    const reader = new SseReader((d, name) => seen.push([d, name]));
+    reader.push(Buffer.from('event: response.created\ndata: {"a":1}\n\nevent:plain\ndata: 2\n\ndata: 3\n\nevent: lonely\n\ndata: 4\n\n'));
+    reader.end();
+    expect(seen).toEqual([['{"a":1}', 'response.created'], ['2', 'plain'], ['3', undefined], ['4', undefined]]);
+  });
 });
 
 describe('per-model limits', () => {

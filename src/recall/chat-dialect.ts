@@ -1,4 +1,5 @@
 import { RECALL_TOOL_NAME } from './tool-definition.js';
+import { CHAT_RECALL_STREAM } from './chat-stream.js';
 import { isFields, type Fields, type RecallAsk, type RecallDialect } from './dialect.js';
 
 const isRecallCall = (c: unknown): boolean => isFields(c) && isFields(c.function) && c.function.name === RECALL_TOOL_NAME;
@@ -63,4 +64,5 @@ export const CHAT_RECALL: RecallDialect = Object.freeze<RecallDialect>({
   },
   result: (call, text) => ({ role: 'tool', tool_call_id: call.id, content: text }),
   without: withoutRecallCalls,
+  stream: CHAT_RECALL_STREAM,
 });

@@ -36,4 +36,41 @@ export interface RecallDialect {
   result(call: RecallCall, text: string): unknown;
   /** A copy of the response without its recall calls (the response itself when it has none). */
   without<T>(response: T): T;
+  /** How a streamed response of this endpoint is read for recall calls. */
+  readonly stream: RecallStream;
+}
+
+/** What the first telling event of a streamed response shows (see `RecallStream.signal`). */
+export type StreamSignalKind = 'text' | 'recall' | 'other';
+
+/** Builds a whole response from its stream's events, in order. */
+export interface StreamAssembler {
+  push(event: Fields): void;
+  /** The response so far, in the shape `RecallDialect.read` and `turn` take. */
+  response(): Fields;
+}
+
+/**
+ * Reads the events of a streamed response (each SSE `data` parsed). Invariant: the stripped
+ * events, assembled, equal `without` of the assembled events, and keep the stream's own shape (a
+ * client's accumulator builds the same response from them).
+ */
+export interface RecallStream {
+  /**
+   * What the event shows first, if anything: `text` for the user, a `recall` call, or `other`
+   * (a call or item the application acts on, several choices, an error); undefined for events
+   * that show none of these (a role, reasoning, metadata).
+   */
+  signal(event: Fields): StreamSignalKind | undefined;
+  /** True for the event that ends the answer (a finish, the usage, the completed response) and every one after it. */
+  terminal(event: Fields): boolean;
+  /** True when a round may follow text already sent in the same stream (Chat: the next round's deltas continue the message). */
+  readonly continues: boolean;
+  assemble(): StreamAssembler;
+  /**
+   * A filter removing recall calls from events, in order: undefined drops an event, the same
+   * object passes it unchanged. `final` (the assembled response, when every event is known
+   * before any is sent) lets it drop what `without` drops that only the end reveals.
+   */
+  strip(final?: Fields): (event: Fields) => Fields | undefined;
 }

@@ -1,8 +1,9 @@
-import { RECALL_TOOL_NAME } from './tool-definition.js';
 import { isFields, type Fields, type RecallAsk, type RecallDialect } from './dialect.js';
+import { RESPONSES_RECALL_STREAM } from './responses-stream.js';
+import { isReasoning, isRecallCall, withoutResponsesRecallCalls } from './responses-without.js';
 
-const isRecallCall = (item: unknown): boolean => isFields(item) && item.type === 'function_call' && item.name === RECALL_TOOL_NAME;
-const isReasoning = (item: unknown): boolean => isFields(item) && item.type === 'reasoning';
+export { withoutResponsesRecallCalls };
+
 const outputOf = (response: Fields): unknown[] => (Array.isArray(response.output) ? response.output : []);
 
 /**
@@ -21,19 +22,6 @@ function read(response: Fields): RecallAsk | undefined {
 }
 
 /**
- * A copy of a Responses response without its `ctxfold_recall` function calls. A reasoning item left
- * with nothing after it (it went with the removed calls) is removed too: "Item 'rs_...' of type
- * 'reasoning' was provided without its required following item" would meet the application that
- * sends the output back. Invariant: a response without recall calls is returned as is (the same object).
- */
-export function withoutResponsesRecallCalls<T>(response: T): T {
-  if (!isFields(response) || !Array.isArray(response.output) || !response.output.some(isRecallCall)) return response;
-  const kept = response.output.filter((item: unknown) => !isRecallCall(item));
-  while (kept.length > 0 && isReasoning(kept[kept.length - 1])) kept.pop();
-  return { ...response, output: kept } as T;
-}
-
-/**
  * Recall on `POST /responses` (an `input` list, no `previous_response_id`): the model's turn is its
  * output items as they came, reasoning included and in order (the API wants a reasoning item right
  * before the item it was produced with), each call answered by a `function_call_output` with its `call_id`.
@@ -45,4 +33,5 @@ export const RESPONSES_RECALL: RecallDialect = Object.freeze<RecallDialect>({
   turn: (response: Fields) => outputOf(response).slice(),
   result: (call, text) => ({ type: 'function_call_output', call_id: call.id, output: text }),
   without: withoutResponsesRecallCalls,
+  stream: RESPONSES_RECALL_STREAM,
 });

@@ -14,6 +14,7 @@ import type { ResolvedServerOptions } from './options.js';
 import type { BodyReuse } from './body-reuse.js';
 import { BodyAbortedError, BodyTooLargeError, readBody } from './read-body.js';
 import { forwardAnsweringRecall, proxyRecallDialect, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
+import { forwardStreamAnsweringRecall } from './stream-recall-exchange.js';
 import type { FoldRoute } from './routes.js';
 import { tenantOf } from './tenant.js';
 import type { UpstreamAgent, UpstreamKey } from './upstream.js';
@@ -113,7 +114,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
   try {
     const chat = chatOf(req.headers, body, history, tenant, options.chatIdHeader);
     const { compressor } = ctx.pool.forModel(model);
-    // Recall (--recall): offered, and answered here, on non-streamed Chat Completions and Responses only.
+    // Recall (--recall): offered, and answered here, on Chat Completions and Responses, streamed or not.
     const dialect = proxyRecallDialect(route, body, compressor);
     const extras = { ...route.endpoint.extras(body), ...(compressor.recall && !dialect ? { recall: false } : {}) };
     const { messages: view, report, tools } = await compressor.compress(chat.chatId, history as unknown[], extras);
@@ -141,7 +142,8 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
 
   let watch: UsageWatch | undefined;
   let recalled: RecallExchangeResult | undefined;
-  const result: ForwardResult = fold?.recall ? (recalled = await forwardAnsweringRecall(req, res, { ...base, body: outBody, contentType }, fold.recall)) : await forward(req, res, {
+  const answering = fold?.recall && (body.stream === true ? forwardStreamAnsweringRecall : forwardAnsweringRecall);
+  const result: ForwardResult = answering ? (recalled = await answering(req, res, { ...base, body: outBody, contentType }, fold!.recall!)) : await forward(req, res, {
     ...base,
     body: outBody,
     contentType,

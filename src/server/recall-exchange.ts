@@ -18,11 +18,12 @@ const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /**
  * The dialect whose recall calls the proxy answers on this request, or undefined: recall off, a
- * stream (`"stream": true`), a route other than Chat Completions and Responses (`/v1/messages`),
- * or legacy Chat `functions`. Invariant: undefined exactly when the request gets no recall tool.
+ * route other than Chat Completions and Responses (`/v1/messages`), or legacy Chat `functions`.
+ * Streamed requests are answered too (`forwardStreamAnsweringRecall`). Invariant: undefined
+ * exactly when the request gets no recall tool.
  */
 export function proxyRecallDialect(route: FoldRoute, body: Fields, compressor: Compressor): RecallDialect | undefined {
-  if (compressor.recall === undefined || body.stream === true) return undefined;
+  if (compressor.recall === undefined) return undefined;
   if (route.endpoint.format === 'openai' && body.functions !== undefined) return undefined;
   return recallDialect(route.endpoint.format);
 }

@@ -5,7 +5,7 @@ import { relayedHeaders, type UpstreamResponse } from './upstream.js';
 export type RelayEnd = { readonly complete: true } | { readonly complete: false; readonly error: unknown };
 
 /** Resolves when the client's buffer drained, or when its connection closed (false then). */
-function drained(res: ServerResponse): Promise<boolean> {
+export function drained(res: ServerResponse): Promise<boolean> {
   return new Promise((resolve) => {
     const onDrain = () => { cleanup(); resolve(true); };
     const onClose = () => { cleanup(); resolve(false); };

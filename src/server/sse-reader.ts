@@ -2,16 +2,18 @@
  * Reads server-sent events as their bytes pass by, without holding the stream: only the line
  * being received and the current event's `data` lines are kept. Each complete event's data (its
  * `data:` lines joined by newlines) goes to `onData`. Lines end in LF, CRLF or CR, as the
- * specification allows; a multi-byte character split between chunks is decoded whole.
+ * specification allows; a multi-byte character split between chunks is decoded whole. The
+ * event's `event:` name, when it has one, comes with it.
  */
 export class SseReader {
   readonly #decoder = new TextDecoder();
   #line = '';
   #data: string[] = [];
+  #event: string | undefined;
   /** A CR ended the last chunk: a LF at the start of the next one belongs to it. */
   #pendingCr = false;
 
-  constructor(private readonly onData: (data: string) => void) {}
+  constructor(private readonly onData: (data: string, event?: string) => void) {}
 
   /** Feeds the next bytes of the stream. */
   push(chunk: Uint8Array): void {
@@ -47,13 +49,16 @@ export class SseReader {
   #takeLine(line: string): void {
     if (line === '') return this.#dispatch();
     if (line.startsWith('data:')) this.#data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
-    // `event:`, `id:`, `retry:` and comments are not needed: every payload names its own type.
+    else if (line.startsWith('event:')) this.#event = line.charCodeAt(6) === 32 ? line.slice(7) : line.slice(6);
+    // `id:`, `retry:` and comments are not needed.
   }
 
   #dispatch(): void {
+    const event = this.#event;
+    this.#event = undefined;
     if (this.#data.length === 0) return;
     const data = this.#data.join('\n');
     this.#data = [];
-    this.onData(data);
+    this.onData(data, event);
   }
 }
