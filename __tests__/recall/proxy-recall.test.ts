@@ -1,43 +1,24 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { validateMessages } from '../../src/formats/profiles.js';
-import { startServer, type RunningServer } from '../../src/server/index.js';
-import { startChatStandIn, type ChatStandIn } from './chat-stand-in.js';
+import { startServer } from '../../src/server/index.js';
+import { recallHistory, recallProxyHooks } from './recall-chat.js';
 
 /**
  * `ctxfold serve --recall`: the real `openai` client talks to the proxy, which talks to a loopback
- * stand-in model. When the model asks to recall a summarized message, the proxy answers the call
+ * stand-in bed.model. When the model asks to recall a summarized message, the proxy answers the call
  * from the caller's own chat and asks again; the client sees the final answer only.
  */
 
 const FACT_A = 'Noted: the nightly build keeps its cache in /srv/forge/cache-7, unlock token ZK-9031.';
 const FACT_B = 'Noted: the staging bucket is s3://lantern-staging, rotated every 14 days.';
 
-let model: ChatStandIn;
-let proxy: RunningServer;
-beforeAll(async () => {
-  model = await startChatStandIn();
-  proxy = await startServer({ upstream: model.baseURL, port: 0, store: 'memory', logLevel: 'silent', maxContextTokens: 2000, keepLast: 4, recall: true });
-});
-afterAll(async () => {
-  await proxy.close();
-  await model.close();
-});
+const bed = recallProxyHooks();
 
-/** A chat of `turns` user/assistant pairs (about 70 tokens each); message #2 (the first answer) holds `fact`. */
-function history(turns: number, fact: string): ChatCompletionMessageParam[] {
-  const out: ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are a careful assistant.' }];
-  for (let t = 0; t < turns; t++) {
-    out.push({ role: 'user', content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}` });
-    out.push({ role: 'assistant', content: t === 0 ? fact : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}` });
-  }
-  return out;
-}
 
-const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${bed.proxy.url}/v1`, maxRetries: 0 });
 const recallCall = (args: unknown) => ({ calls: [{ name: 'ctxfold_recall', arguments: args }] });
 type Body = Record<string, unknown>;
 const chatTools = (body: Body) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
@@ -45,22 +26,22 @@ const all = (bodies: Body[]) => bodies.map((b) => JSON.stringify(b)).join('\n');
 
 /** Tenant `apiKey`'s chat `chat` with a summary covering its early messages (one request, then the background summary). */
 async function summarized(apiKey: string, chat: string, fact: string) {
-  const messages = history(24, fact);
+  const messages = recallHistory(24, fact);
   await client(apiKey).chat.completions.create({ model: 'm', messages, metadata: { chat_id: chat } });
-  await proxy.drain();
+  await bed.proxy.drain();
   return messages;
 }
 
 describe('the proxy answers ctxfold_recall calls itself', () => {
   test('chat/completions: the second upstream request carries #2\'s original text; the client sees only the final answer', async () => {
     const messages = await summarized('key-a', 'c', FACT_A);
-    const before = model.bodies.length;
-    model.enqueue(recallCall({ ids: ['#2'] }), { text: 'The token is ZK-9031.' });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue(recallCall({ ids: ['#2'] }), { text: 'The token is ZK-9031.' });
     const response = await client('key-a').chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Where is the build cache?' }], metadata: { chat_id: 'c' } });
 
     expect(response.choices[0].message).toEqual({ role: 'assistant', content: 'The token is ZK-9031.', refusal: null });
     expect(response.choices[0].finish_reason).toBe('stop');
-    const [first, second, ...more] = model.bodies.slice(before);
+    const [first, second, ...more] = bed.model.bodies.slice(before);
     expect(more).toEqual([]);
     // The first view lost the message to the summary, whose note names what can be recalled; the tool is offered.
     expect(JSON.stringify(first.messages)).not.toContain('nightly build keeps its cache');
@@ -75,14 +56,14 @@ describe('the proxy answers ctxfold_recall calls itself', () => {
 
   test('responses: the same with an input list; output_text is the final answer', async () => {
     const input = (await summarized('key-a', 'r', FACT_A)) as ResponseInputItem[];
-    const before = model.bodies.length;
-    model.enqueue(recallCall({ query: 'ZK-9031' }), { text: 'Found the token.' });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue(recallCall({ query: 'ZK-9031' }), { text: 'Found the token.' });
     const response = await client('key-a').responses.create({ model: 'm', input: [...input, { role: 'user', content: 'The token?' }], metadata: { chat_id: 'r' } });
 
     expect(response.output_text).toBe('Found the token.');
     expect(response.output.some((o) => o.type === 'function_call')).toBe(false);
-    const [first, second] = model.bodies.slice(before);
-    expect(model.paths.slice(before)).toEqual(['/v1/responses', '/v1/responses']);
+    const [first, second] = bed.model.bodies.slice(before);
+    expect(bed.model.paths.slice(before)).toEqual(['/v1/responses', '/v1/responses']);
     expect((first.tools as { name: string }[]).map((t) => t.name)).toEqual(['ctxfold_recall']);
     const last = (second.input as Body[]).at(-1)!;
     expect(last).toMatchObject({ type: 'function_call_output', call_id: 'call_' + String(before + 1) + '_0' });
@@ -92,12 +73,12 @@ describe('the proxy answers ctxfold_recall calls itself', () => {
   test('tenant B, naming the same chat id, recalls only its own originals', async () => {
     await summarized('key-a', 'shared', FACT_A);
     const messagesB = await summarized('key-b', 'shared', FACT_B);
-    const before = model.bodies.length;
-    model.enqueue(recallCall({ ids: ['#2'], query: 'ZK-9031 cache-7' }), { text: 'done' });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue(recallCall({ ids: ['#2'], query: 'ZK-9031 cache-7' }), { text: 'done' });
     const response = await client('key-b').chat.completions.create({ model: 'm', messages: [...messagesB, { role: 'user', content: 'Recall it.' }], metadata: { chat_id: 'shared' } });
 
     expect(response.choices[0].message.content).toBe('done');
-    const bodies = model.bodies.slice(before);
+    const bodies = bed.model.bodies.slice(before);
     expect(bodies).toHaveLength(2);
     const answer = (bodies[1].messages as Body[]).at(-1)!;
     expect(answer.role).toBe('tool');
@@ -110,12 +91,12 @@ describe('the proxy answers ctxfold_recall calls itself', () => {
 
   test('a response mixing recall with the application\'s call goes to the client without the recall call, after one upstream request', async () => {
     const messages = await summarized('key-a', 'mixed', FACT_A);
-    const before = model.bodies.length;
-    model.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
     const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
     const response = await client('key-a').chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'mixed' }, tools });
-    expect(model.bodies.length - before).toBe(1);
-    expect(chatTools(model.bodies[before])).toEqual(['lookup', 'ctxfold_recall']);
+    expect(bed.model.bodies.length - before).toBe(1);
+    expect(chatTools(bed.model.bodies[before])).toEqual(['lookup', 'ctxfold_recall']);
     expect(response.choices[0].message.tool_calls!.map((c) => (c as { function: { name: string } }).function.name)).toEqual(['lookup']);
   });
 
@@ -123,15 +104,15 @@ describe('the proxy answers ctxfold_recall calls itself', () => {
     const messages = await summarized('key-a', 's', FACT_A);
     const stream = await client('key-a').chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 's' }, stream: true });
     for await (const _ of stream) { /* drain */ }
-    const streamed = model.bodies.at(-1)!;
+    const streamed = bed.model.bodies.at(-1)!;
     expect(streamed.stream).toBe(true);
     expect(chatTools(streamed)).toEqual(['ctxfold_recall']);
-    await fetch(`${proxy.url}/v1/messages`, {
+    await fetch(`${bed.proxy.url}/v1/messages`, {
       method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'key-a' },
       body: JSON.stringify({ model: 'claude-x', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }),
     }).then((r) => r.arrayBuffer());
-    expect(model.paths.at(-1)).toBe('/v1/messages');
-    expect(JSON.stringify(model.bodies.at(-1))).not.toContain('ctxfold_recall');
+    expect(bed.model.paths.at(-1)).toBe('/v1/messages');
+    expect(JSON.stringify(bed.model.bodies.at(-1))).not.toContain('ctxfold_recall');
   });
 });
 
@@ -139,7 +120,7 @@ describe('--recall needs a store that keeps originals', () => {
   test('startServer with a StateStore object that keeps none and recall is an InputError naming options.recall, before any request', async () => {
     const bare = new MemoryStore();
     const stateOnly = { get: bare.get.bind(bare), commit: bare.commit.bind(bare), delete: bare.delete.bind(bare), close: bare.close.bind(bare) };
-    await expect(startServer({ upstream: model.baseURL, port: 0, store: stateOnly as never, recall: true, logLevel: 'silent' }))
+    await expect(startServer({ upstream: bed.model.baseURL, port: 0, store: stateOnly as never, recall: true, logLevel: 'silent' }))
       .rejects.toThrow(/^options\.recall: recall \(--recall\) needs a store that keeps the original messages/);
   });
 });

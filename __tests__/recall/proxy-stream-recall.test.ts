@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import { validateMessages } from '../../src/formats/profiles.js';
-import { startServer, type RunningServer } from '../../src/server/index.js';
-import { startChatStandIn, type ChatStandIn } from './chat-stand-in.js';
+import { recallHistory, recallProxyHooks, startRecallProxy } from './recall-chat.js';
 
 /**
  * `ctxfold serve --recall` on streamed requests: the real `openai` client streams through the
@@ -15,41 +14,24 @@ import { startChatStandIn, type ChatStandIn } from './chat-stand-in.js';
 
 const FACT = 'Noted: the nightly build keeps its cache in /srv/forge/cache-7, unlock token ZK-9031.';
 
-let model: ChatStandIn;
-let proxy: RunningServer;
-beforeAll(async () => {
-  model = await startChatStandIn();
-  proxy = await startServer({ upstream: model.baseURL, port: 0, store: 'memory', logLevel: 'silent', maxContextTokens: 2000, keepLast: 4, recall: true });
-});
-afterAll(async () => {
-  await proxy.close();
-  await model.close();
-});
+const bed = recallProxyHooks();
 
-function history(turns: number): ChatCompletionMessageParam[] {
-  const out: ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are a careful assistant.' }];
-  for (let t = 0; t < turns; t++) {
-    out.push({ role: 'user', content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}` });
-    out.push({ role: 'assistant', content: t === 0 ? FACT : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}` });
-  }
-  return out;
-}
 
-const client = () => new OpenAI({ apiKey: 'key-s', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+const client = () => new OpenAI({ apiKey: 'key-s', baseURL: `${bed.proxy.url}/v1`, maxRetries: 0 });
 type Body = Record<string, unknown>;
 const recall = { name: 'ctxfold_recall', arguments: { ids: ['#2'] } };
 
 /** A chat whose early messages a summary covers (one request, then the background summary). */
 async function summarized(chat: string): Promise<ChatCompletionMessageParam[]> {
-  const messages = history(24);
+  const messages = recallHistory(24, FACT);
   await client().chat.completions.create({ model: 'm', messages, metadata: { chat_id: chat } });
-  await proxy.drain();
+  await bed.proxy.drain();
   return messages;
 }
 
 /** The raw SSE `data` payloads a streamed chat request through the proxy receives. */
 async function rawStream(body: Body): Promise<{ status: number; events: string[] }> {
-  const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify(body) });
+  const r = await fetch(`${bed.proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify(body) });
   const text = await r.text();
   return { status: r.status, events: text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6)) };
 }
@@ -57,8 +39,8 @@ async function rawStream(body: Body): Promise<{ status: number; events: string[]
 describe('streamed chat/completions', () => {
   test('a recall call first: answered by the proxy, the client streams only the second answer', async () => {
     const messages = await summarized('s1');
-    const before = model.bodies.length;
-    model.enqueue({ calls: [recall] }, { text: 'The token is ZK-9031.' });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ calls: [recall] }, { text: 'The token is ZK-9031.' });
     const stream = await client().chat.completions.create({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'Where is the cache?' }], metadata: { chat_id: 's1' } });
     let text = '';
     const finishes: (string | null)[] = [];
@@ -69,7 +51,7 @@ describe('streamed chat/completions', () => {
     }
     expect(text).toBe('The token is ZK-9031.');
     expect(finishes).toEqual(['stop']);
-    const [first, second, ...more] = model.bodies.slice(before);
+    const [first, second, ...more] = bed.model.bodies.slice(before);
     expect(more).toEqual([]);
     expect(first.stream).toBe(true);
     expect(second.stream).toBe(true);
@@ -83,24 +65,24 @@ describe('streamed chat/completions', () => {
 
   test('text, then a recall call: the next round continues the same streamed message', async () => {
     const messages = await summarized('s2');
-    const before = model.bodies.length;
-    model.enqueue({ say: 'Let me look. ', calls: [recall] }, { text: 'It is ZK-9031.' });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ say: 'Let me look. ', calls: [recall] }, { text: 'It is ZK-9031.' });
     const final = await client().chat.completions.stream({ model: 'm', messages: [...messages, { role: 'user', content: 'The token?' }], metadata: { chat_id: 's2' } }).finalChatCompletion();
     expect(final.choices[0].message.content).toBe('Let me look. It is ZK-9031.');
     expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
     expect(final.choices[0].finish_reason).toBe('stop');
-    const second = model.bodies[before + 1];
+    const second = bed.model.bodies[before + 1];
     expect((second.messages as Body[]).at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. ' });
   });
 
   test('recall mixed with the application\'s call: one upstream request, the client gets its call alone, at index 0', async () => {
     const messages = await summarized('s3');
-    const before = model.bodies.length;
-    model.enqueue({ calls: [recall, { name: 'lookup', arguments: { q: 'x' } }] });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ calls: [recall, { name: 'lookup', arguments: { q: 'x' } }] });
     const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
     const { status, events } = await rawStream({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 's3' }, tools });
     expect(status).toBe(200);
-    expect(model.bodies.length - before).toBe(1);
+    expect(bed.model.bodies.length - before).toBe(1);
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: { delta: { tool_calls?: { index: number; function?: { name?: string; arguments?: string } }[] }; finish_reason: string | null }[] });
     const calls = chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? []));
@@ -115,7 +97,7 @@ describe('streamed chat/completions', () => {
     const messages = await summarized('s4');
     let release!: () => void;
     const pause = new Promise<void>((resolve) => { release = resolve; });
-    model.enqueue({ text: 'first half, second half', pause });
+    bed.model.enqueue({ text: 'first half, second half', pause });
     const stream = await client().chat.completions.create({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'Hi.' }], metadata: { chat_id: 's4' } });
     const seen: string[] = [];
     for await (const chunk of stream) {
@@ -131,16 +113,16 @@ describe('streamed chat/completions', () => {
   });
 
   test('past the rounds the recall call is removed and the answer ends with stop', async () => {
-    const tight = await startServer({ upstream: model.baseURL, port: 0, store: 'memory', logLevel: 'silent', maxContextTokens: 2000, keepLast: 4, recall: { rounds: 1 } });
+    const tight = await startRecallProxy(bed.model, { recall: { rounds: 1 } });
     try {
       const c = new OpenAI({ apiKey: 'key-s', baseURL: `${tight.url}/v1`, maxRetries: 0 });
-      const messages = history(24);
+      const messages = recallHistory(24, FACT);
       await c.chat.completions.create({ model: 'm', messages, metadata: { chat_id: 'r1' } });
       await tight.drain();
-      const before = model.bodies.length;
-      model.enqueue({ calls: [recall] }, { calls: [recall] });
+      const before = bed.model.bodies.length;
+      bed.model.enqueue({ calls: [recall] }, { calls: [recall] });
       const final = await c.chat.completions.stream({ model: 'm', messages: [...messages, { role: 'user', content: 'Again?' }], metadata: { chat_id: 'r1' } }).finalChatCompletion();
-      expect(model.bodies.length - before).toBe(2);
+      expect(bed.model.bodies.length - before).toBe(2);
       expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
       expect(final.choices[0].finish_reason).toBe('stop');
     } finally {
@@ -152,34 +134,34 @@ describe('streamed chat/completions', () => {
 describe('streamed chat/completions, upstream errors', () => {
   test('an error status in the first round reaches the client as it came', async () => {
     const messages = await summarized('e1');
-    model.enqueue({ fail: 429 });
-    const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e1' } }) });
+    bed.model.enqueue({ fail: 429 });
+    const r = await fetch(`${bed.proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e1' } }) });
     expect(r.status).toBe(429);
     expect(await r.json()).toEqual({ error: { message: 'scripted failure 429', type: 'server_error', code: null } });
   });
 
   test('an error status in the round after a recall call (nothing sent yet) reaches the client as it came', async () => {
     const messages = await summarized('e2');
-    const before = model.bodies.length;
-    model.enqueue({ calls: [recall] }, { fail: 500 });
-    const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e2' } }) });
-    expect(model.bodies.length - before).toBe(2);
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ calls: [recall] }, { fail: 500 });
+    const r = await fetch(`${bed.proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e2' } }) });
+    expect(bed.model.bodies.length - before).toBe(2);
     expect(r.status).toBe(500);
     expect(await r.text()).toContain('scripted failure 500');
   });
 
   test('a stream that breaks off while it is held (a recall call first) is a 502 in the OpenAI error shape', async () => {
     const messages = await summarized('e4');
-    model.enqueue({ fail: 'cut' });
-    const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e4' } }) });
+    bed.model.enqueue({ fail: 'cut' });
+    const r = await fetch(`${bed.proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e4' } }) });
     expect(r.status).toBe(502);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('ctxfold_upstream_unreachable');
   });
 
   test('an error status in a round that continues streamed text ends the connection abruptly, never as a complete answer', async () => {
     const messages = await summarized('e3');
-    model.enqueue({ say: 'Let me look. ', calls: [recall] }, { fail: 500 });
-    const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e3' } }) });
+    bed.model.enqueue({ say: 'Let me look. ', calls: [recall] }, { fail: 500 });
+    const r = await fetch(`${bed.proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' }, body: JSON.stringify({ model: 'm', stream: true, messages: [...messages, { role: 'user', content: 'x' }], metadata: { chat_id: 'e3' } }) });
     expect(r.status).toBe(200);
     await expect(r.text()).rejects.toThrow();
   });
@@ -188,8 +170,8 @@ describe('streamed chat/completions, upstream errors', () => {
 describe('streamed responses', () => {
   test('a recall call first: answered by the proxy; the client\'s stream completes with the second answer only', async () => {
     const input = (await summarized('sr')) as ResponseInputItem[];
-    const before = model.bodies.length;
-    model.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { query: 'ZK-9031' } }] }, { text: 'Found the token.' });
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { query: 'ZK-9031' } }] }, { text: 'Found the token.' });
     const stream = client().responses.stream({ model: 'm', input: [...input, { role: 'user', content: 'The token?' }], metadata: { chat_id: 'sr' } });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
@@ -198,7 +180,7 @@ describe('streamed responses', () => {
     expect(texts).toEqual(['Found the token.']);
     expect(final.output.some((o) => o.type === 'function_call')).toBe(false);
     expect(types.filter((t) => t === 'response.created')).toHaveLength(1);
-    const [first, second] = model.bodies.slice(before);
+    const [first, second] = bed.model.bodies.slice(before);
     expect(first.stream).toBe(true);
     expect((first.tools as { name: string }[]).map((t) => t.name)).toEqual(['ctxfold_recall']);
     expect(String((second.input as Body[]).at(-1)!.output)).toContain(FACT);
@@ -206,14 +188,14 @@ describe('streamed responses', () => {
 
   test('recall mixed with the application\'s call: the client gets its call alone, at output index 0, sequence numbers unbroken', async () => {
     const input = (await summarized('sm')) as ResponseInputItem[];
-    const before = model.bodies.length;
-    model.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
-    const r = await fetch(`${proxy.url}/v1/responses`, {
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
+    const r = await fetch(`${bed.proxy.url}/v1/responses`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer key-s' },
       body: JSON.stringify({ model: 'm', stream: true, input: [...input, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'sm' }, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }] }),
     });
     const events = (await r.text()).split('\n\n').filter((e) => e.includes('data: ')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)) as Body);
-    expect(model.bodies.length - before).toBe(1);
+    expect(bed.model.bodies.length - before).toBe(1);
     // (The echoed request `tools` name it; no output item, delta or call does.)
     expect(JSON.stringify(events.map((e) => ({ ...e, response: { ...(e.response as Body), tools: [] } })))).not.toContain('ctxfold_recall');
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));

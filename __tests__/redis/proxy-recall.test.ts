@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { parseArgs } from '../../src/cli/args.js';
-import { startServer, type RunningServer } from '../../src/server/index.js';
+import type { RunningServer } from '../../src/server/index.js';
 import { redisDescribe, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startChatStandIn, type ChatStandIn } from '../recall/chat-stand-in.js';
+import { recallHistory, startRecallProxy } from '../recall/recall-chat.js';
 
 /**
  * `ctxfold serve --recall --store redis://...` on two proxies sharing one real redis-server: the
@@ -21,9 +21,8 @@ let b: RunningServer;
 beforeAll(async () => {
   redis = await startRedisServer();
   model = await startChatStandIn();
-  const options = { upstream: model.baseURL, port: 0, store: redis.url, logLevel: 'silent' as const, maxContextTokens: 2000, keepLast: 4, recall: true };
-  a = await startServer(options);
-  b = await startServer(options);
+  a = await startRecallProxy(model, { store: redis.url });
+  b = await startRecallProxy(model, { store: redis.url });
 });
 afterAll(async () => {
   await a?.close();
@@ -32,14 +31,6 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-function history(turns: number): ChatCompletionMessageParam[] {
-  const out: ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are a careful assistant.' }];
-  for (let t = 0; t < turns; t++) {
-    out.push({ role: 'user', content: `Question ${t} about part ${t % 5}. ${'Some filler words for the question. '.repeat(8)}` });
-    out.push({ role: 'assistant', content: t === 0 ? FACT : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}` });
-  }
-  return out;
-}
 
 const client = (proxy: RunningServer) => new OpenAI({ apiKey: 'key-r', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
 
@@ -50,7 +41,7 @@ redisDescribe('--recall with --store redis://', () => {
   });
 
   test('a chat folded by proxy A has its recall call answered by proxy B from the originals in Redis', async () => {
-    const messages = history(24);
+    const messages = recallHistory(24, FACT);
     await client(a).chat.completions.create({ model: 'm', messages, metadata: { chat_id: 'shared-chat' } });
     await a.drain();
     const before = model.bodies.length;

@@ -2,13 +2,13 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { performance } from 'node:perf_hooks';
 import { isFields, type Fields } from '../adapters/openai/endpoints.js';
 import type { RecallDialect } from '../recall/dialect.js';
-import { answerRecallRounds, recallDialect } from '../recall/rounds.js';
+import { answerRecallRounds, recallDialect, type RecallRounds } from '../recall/rounds.js';
 import type { CompressResult } from '../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../runtime/compressor.js';
 import { CLIENT_CLOSED, type ForwardCall, type ForwardResult } from './forward.js';
 import { sendError } from './json-errors.js';
 import type { FoldRoute } from './routes.js';
-import { callUpstream, forwardHeaders, relayedHeaders, upstreamUrl, UpstreamError } from './upstream.js';
+import { callUpstream, forwardHeaders, relayedHeaders, upstreamUrl, UpstreamError, type UpstreamResponse } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
 
 type Report = CompressResult<unknown>['report'];
@@ -58,8 +58,9 @@ export interface RecallExchangeResult extends ForwardResult {
   readonly rounds: number;
 }
 
-async function readWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> {
-  const upstream = await callUpstream({
+/** One upstream call of an exchange: the client's request (headers, path) with `body`, on the call's pool, timeout and abort signal. */
+export function callRound(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<UpstreamResponse> {
+  return callUpstream({
     url: upstreamUrl(call.upstream, call.path, call.search),
     method: call.method,
     headers: forwardHeaders(req.headers, call.key, contentType),
@@ -68,6 +69,10 @@ async function readWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Arr
     clientGone: call.clientGone,
     timeoutMs: call.timeoutMs,
   });
+}
+
+async function readWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> {
+  const upstream = await callRound(req, call, body, contentType);
   const chunks: Uint8Array[] = [];
   for await (const chunk of upstream.chunks()) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);
@@ -104,6 +109,23 @@ function answer(res: ServerResponse, reply: WholeReply, strip: RecallDialect | u
 }
 
 /**
+ * The rounds of an exchange for `answerRecallRounds`: the request's chat, history and extras, and
+ * `send` for each new round, given the client's body with the round's view (and tools) in place.
+ */
+export function exchangeRounds<R>(exchange: RecallExchange, read: (reply: R) => unknown, send: (body: Uint8Array, contentType: string) => Promise<R>): RecallRounds<R> {
+  const { dialect } = exchange;
+  return {
+    compressor: exchange.compressor,
+    dialect,
+    chatId: exchange.chatId,
+    history: exchange.history,
+    extras: exchange.extras,
+    read,
+    ask: (view) => send(Buffer.from(JSON.stringify({ ...exchange.body, [dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) }), 'utf8'), 'application/json'),
+  };
+}
+
+/**
  * Forwards a non-streamed request whose view offers the recall tool, reading each answer whole:
  * while an answer holds only recall calls, they are answered from the caller's chat (`chatId`,
  * tenant-scoped) and the model is asked again with the new view, at most `recall.rounds` times
@@ -131,19 +153,10 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
   let strip: RecallDialect | undefined;
   let problem: string | undefined;
   try {
-    const out = await answerRecallRounds<WholeReply>(await send(call.body, call.contentType), exchange.report, {
-      compressor: exchange.compressor,
-      dialect,
-      chatId: exchange.chatId,
-      history: exchange.history,
-      extras: exchange.extras,
-      read: (r) => r.json,
-      ask: (view) => {
-        rounds++;
-        const body = { ...exchange.body, [dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) };
-        return send(Buffer.from(JSON.stringify(body), 'utf8'), 'application/json');
-      },
-    });
+    const out = await answerRecallRounds<WholeReply>(await send(call.body, call.contentType), exchange.report, exchangeRounds(exchange, (r) => r.json, (body, type) => {
+      rounds++;
+      return send(body, type);
+    }));
     ({ reply, report } = out);
     rounds = out.rounds;
     strip = out.pending ? dialect : undefined;

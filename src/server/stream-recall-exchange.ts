@@ -4,11 +4,11 @@ import { isFields, type Fields } from '../adapters/openai/endpoints.js';
 import { answerRecallRounds } from '../recall/rounds.js';
 import { CLIENT_CLOSED, type ForwardCall } from './forward.js';
 import { sendError } from './json-errors.js';
-import type { RecallExchange, RecallExchangeResult } from './recall-exchange.js';
+import { callRound, exchangeRounds, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
 import { drained, relay } from './relay.js';
 import { streamSignalOf } from './routes.js';
 import { SseReader } from './sse-reader.js';
-import { callUpstream, forwardHeaders, relayedHeaders, upstreamUrl, UpstreamError } from './upstream.js';
+import { relayedHeaders, UpstreamError } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
 
 /** One server-sent event: its data text, that text parsed when it is a JSON object, and its `event:` name. */
@@ -82,15 +82,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
 
   const round = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<StreamRound> => {
     const started = performance.now();
-    const upstream = await callUpstream({
-      url: upstreamUrl(call.upstream, call.path, call.search),
-      method: call.method,
-      headers: forwardHeaders(req.headers, call.key, contentType),
-      body,
-      agent: call.agent,
-      clientGone: call.clientGone,
-      timeoutMs: call.timeoutMs,
-    }).finally(() => { upstreamSeconds += (performance.now() - started) / 1000; });
+    const upstream = await callRound(req, call, body, contentType).finally(() => { upstreamSeconds += (performance.now() - started) / 1000; });
     const { status, headers } = upstream;
     const type = String(headers['content-type'] ?? '').toLowerCase();
     if (status < 200 || status >= 300 || !type.startsWith('text/event-stream')) {
@@ -192,19 +184,10 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
   let reply: StreamRound;
   let problem: string | undefined;
   try {
-    const outcome = await answerRecallRounds<StreamRound>(await round(call.body, call.contentType), exchange.report, {
-      compressor: exchange.compressor,
-      dialect,
-      chatId: exchange.chatId,
-      history: exchange.history,
-      extras: exchange.extras,
-      read: (r) => r.response,
-      ask: (view) => {
-        rounds++;
-        const body = { ...exchange.body, [dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) };
-        return round(Buffer.from(JSON.stringify(body), 'utf8'), 'application/json');
-      },
-    });
+    const outcome = await answerRecallRounds<StreamRound>(await round(call.body, call.contentType), exchange.report, exchangeRounds(exchange, (r) => r.response, (body, type) => {
+      rounds++;
+      return round(body, type);
+    }));
     reply = outcome.reply;
     report = outcome.report;
     rounds = outcome.rounds;
