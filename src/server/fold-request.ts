@@ -142,8 +142,9 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
 
   let watch: UsageWatch | undefined;
   let recalled: RecallExchangeResult | undefined;
-  const answering = fold?.recall && (body.stream === true ? forwardStreamAnsweringRecall : forwardAnsweringRecall);
-  const result: ForwardResult = answering ? (recalled = await answering(req, res, { ...base, body: outBody, contentType }, fold!.recall!)) : await forward(req, res, {
+  const exchange = fold?.recall;
+  const answering = body.stream === true ? forwardStreamAnsweringRecall : forwardAnsweringRecall;
+  const result: ForwardResult = exchange ? (recalled = await answering(req, res, { ...base, body: outBody, contentType }, exchange)) : await forward(req, res, {
     ...base,
     body: outBody,
     contentType,
