@@ -43,9 +43,10 @@ export interface ServerOptions {
   /**
    * Recall (`--recall`, off by default): the store keeps the originals each summary replaces, and on
    * `/v1/chat/completions` and `/v1/responses`, streamed or not, the proxy offers the
-   * `ctxfold_recall` tool and answers its calls itself (at most `rounds` per request). Needs a store that keeps
-   * originals: every spec does (`sqlite:PATH`, `redis://`, `memory`); a `StateStore` object without
-   * `putOriginals` / `getOriginals` / `searchOriginals` is an `InputError` naming `options.recall`.
+   * `ctxfold_recall` tool and answers its calls itself (at most `rounds` per request). Needs a
+   * store that keeps originals: every spec does (`sqlite:PATH`, `redis://`, `memory`); a
+   * `StateStore` object without `putOriginals` / `getOriginals` / `searchOriginals` is an
+   * `InputError` naming `options.recall`.
    */
   recall?: boolean | RecallOptions;
   /** Summary jobs at once, per window. Default 2. */
