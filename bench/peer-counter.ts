@@ -10,6 +10,7 @@ import { CALL_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, REQUEST_OVERHEAD_TOKENS 
 export const PEER_REQUEST_OVERHEAD = REQUEST_OVERHEAD_TOKENS;
 
 let encoder: Tiktoken | undefined;
+let encoded = 0;
 
 /** The peers' encoder, loaded once per process. */
 export function peerEncoder(): Tiktoken {
@@ -18,7 +19,14 @@ export function peerEncoder(): Tiktoken {
 
 /** Tokens of one text with the peers' encoder. */
 export function peerTextTokens(text: string): number {
-  return text.length === 0 ? 0 : peerEncoder().encode_ordinary(text).length;
+  if (text.length === 0) return 0;
+  encoded++;
+  return peerEncoder().encode_ordinary(text).length;
+}
+
+/** How many texts the peers' encoder has encoded in this process (only ever grows): what shows whether a memo was hit. */
+export function peerTextsEncoded(): number {
+  return encoded;
 }
 
 /** Tokens a message costs: role overhead + content, and per call its overhead, name and arguments. */

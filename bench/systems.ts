@@ -92,36 +92,49 @@ export async function settleCompressors(counter: object): Promise<void> {
 const WRAP_BUDGET = 32_000;
 
 /**
- * The text-count memo of the "+ memo" configurations: one Map per workload replay (keyed by the
- * replay's shared counter), fresh for each cold call, exactly as a server process would keep it.
+ * The text-count memos of the "+ memo" configurations: one Map per system and workload replay
+ * (keyed by the replay's shared counter, then by the system's name), fresh for each cold call,
+ * exactly as the process of a user running that one library would keep it. Two memoized peers
+ * never share a Map: a text one of them counted would be free for the other.
  */
-const textMemos = new WeakMap<object, Map<string, number>>();
-function textCounter(ctx: RunContext, memoized: boolean): (text: string) => number {
-  if (!memoized) return peerTextTokens;
-  let memo = textMemos.get(ctx.counter);
-  if (!memo) textMemos.set(ctx.counter, (memo = new Map()));
-  return memoizedTextTokens(memo);
+const textMemos = new WeakMap<object, Map<string, Map<string, number>>>();
+
+function memoOf(counter: object, system: string): Map<string, number> {
+  let bySystem = textMemos.get(counter);
+  if (!bySystem) textMemos.set(counter, (bySystem = new Map()));
+  let memo = bySystem.get(system);
+  if (!memo) bySystem.set(system, (memo = new Map()));
+  return memo;
 }
 
+/** The text counter of a peer: its own memo when it is a "+ memo" configuration (`memoOf` the system), else plain tiktoken. */
+function textCounter(ctx: RunContext, memoized: string | undefined): (text: string) => number {
+  return memoized === undefined ? peerTextTokens : memoizedTextTokens(memoOf(ctx.counter, memoized));
+}
+
+/** Names of the "+ memo" configurations, each with its own memo. */
+const LANGCHAIN_MEMO = 'langchain trimMessages + memo';
+const AI_SDK_MEMO = 'ai-sdk pruneMessages + memo';
+
 /**
- * Shows the "+ memo" configurations' memo the texts of messages a server saw between sampled
+ * Shows each "+ memo" configuration's memo the texts of messages a server saw between sampled
  * requests (untimed), as ctxfold's counter is shown them: every system then knows the same past.
  */
 export function warmPeerMemo(counter: object, messages: readonly OpenAIChatMessage[]): void {
-  let memo = textMemos.get(counter);
-  if (!memo) textMemos.set(counter, (memo = new Map()));
-  const count = memoizedTextTokens(memo);
-  for (const m of messages) {
-    count(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));
-    for (const c of m.tool_calls ?? []) {
-      count(c.function.name);
-      count(c.function.arguments);
+  for (const system of [LANGCHAIN_MEMO, AI_SDK_MEMO]) {
+    const count = memoizedTextTokens(memoOf(counter, system));
+    for (const m of messages) {
+      count(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));
+      for (const c of m.tool_calls ?? []) {
+        count(c.function.name);
+        count(c.function.arguments);
+      }
     }
   }
 }
 
-/** LangChain token counter: sums per message, memoized per message object within one call (and, with `memoized`, per text across requests). */
-function langchainCounter(ctx: RunContext, memoized = false) {
+/** LangChain token counter: sums per message, memoized per message object within one call (and, with `memoized`, per text across requests in that system's memo). */
+function langchainCounter(ctx: RunContext, memoized?: string) {
   const text = textCounter(ctx, memoized);
   const memo = new WeakMap<object, number>();
   return (messages: import('@langchain/core/messages').BaseMessage[]): number => {
@@ -153,10 +166,10 @@ const langchain: BenchSystem<import('@langchain/core/messages').BaseMessage[], i
 
 const langchainMemo: typeof langchain = {
   ...langchain,
-  name: 'langchain trimMessages + memo',
+  name: LANGCHAIN_MEMO,
   settings: `${langchain.settings}; plus a Map from text to token count kept across the requests of a workload (the memo a careful user adds)`,
   run: (messages, ctx) => trimMessages(messages, {
-    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx, true),
+    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx, LANGCHAIN_MEMO),
   }),
 };
 
@@ -181,18 +194,18 @@ const aiSdk: BenchSystem<ModelMessage[], ModelMessage[]> = {
   name: 'ai-sdk pruneMessages',
   settings: "pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' }), then count every message once (tiktoken o200k_base, same accounting) and drop the oldest message after a leading system message until the total fits the budget; OpenAI<->ModelMessage conversion is not timed",
   prepare: (_body, parsed) => toModelMessages(parsed),
-  run: (messages, ctx) => aiSdkRun(messages, ctx, false),
+  run: (messages, ctx) => aiSdkRun(messages, ctx, undefined),
   view: (out) => fromModelMessages(out),
 };
 
 const aiSdkMemo: typeof aiSdk = {
   ...aiSdk,
-  name: 'ai-sdk pruneMessages + memo',
+  name: AI_SDK_MEMO,
   settings: `${aiSdk.settings}; plus a Map from text to token count kept across the requests of a workload (the memo a careful user adds)`,
-  run: (messages, ctx) => aiSdkRun(messages, ctx, true),
+  run: (messages, ctx) => aiSdkRun(messages, ctx, AI_SDK_MEMO),
 };
 
-function aiSdkRun(messages: ModelMessage[], ctx: RunContext, memoized: boolean): ModelMessage[] {
+function aiSdkRun(messages: ModelMessage[], ctx: RunContext, memoized: string | undefined): ModelMessage[] {
   const text = textCounter(ctx, memoized);
   {
     const pruned = pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' });
