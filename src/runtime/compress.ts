@@ -453,7 +453,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       repaired,
       violations: options.provider ? checkProfile(plan.messages, options.provider as Profile<M>) : undefined,
       overBudget: d.overBudget,
-      ...(Number.isFinite(d.minimumTokens) ? { minimumTokens: d.minimumTokens } : {}),
+      minimumTokens: Number.isFinite(d.minimumTokens) ? d.minimumTokens : undefined,
       prefixTokensShared,
       summarize,
       notes,
