@@ -86,6 +86,8 @@ describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-s
 
     expect(response.output_text).toBe('The code is ZT-9083.');
     expect(response.output.map((i) => i.type)).toEqual(['message']);
+    // The response echoes the request's tools (as the API does): the application sees its own only.
+    expect(response.tools.map((t) => (t as { name: string }).name)).toEqual(['lookup']);
     expect(asked).toEqual(copy); // the application's input list (and its items) never changed
     expect(paths).toEqual(['/v1/responses', '/v1/responses']);
     const [first, second] = sent;
@@ -137,6 +139,14 @@ describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-s
     ]);
     expect(sent).toHaveLength(1);
     expect(response.output.map((i) => [i.type, 'name' in i ? i.name : undefined])).toEqual([['reasoning', undefined], ['function_call', 'lookup']]);
+  });
+
+  test('an answer with no recall call keeps the application\'s tools in its echo, without the recall tool', async () => {
+    const { client, input } = await withSummary();
+    const { response, sent } = await turn(client, ask(input, 'Hi.'), [{ text: 'Hello.' }]);
+    expect(toolNames(sent[0])).toEqual(['lookup', 'ctxfold_recall']);
+    expect(response.output_text).toBe('Hello.');
+    expect(response.tools.map((t) => (t as { name: string }).name)).toEqual(['lookup']);
   });
 
   test('text next to a recall call is not answered: the application gets the text, without the call', async () => {

@@ -68,6 +68,19 @@ describe('the proxy answers ctxfold_recall calls itself', () => {
     const last = (second.input as Body[]).at(-1)!;
     expect(last).toMatchObject({ type: 'function_call_output', call_id: 'call_' + String(before + 1) + '_0' });
     expect(last.output).toContain(FACT_A);
+    // The response echoes the request's tools (as the API does): the application sent none, and never sees ctxfold's.
+    expect(response.tools).toEqual([]);
+  });
+
+  test('responses: an answer with no recall call does not show the recall tool in its echoed tools either', async () => {
+    const input = (await summarized('key-a', 'r2', FACT_A)) as ResponseInputItem[];
+    const before = bed.model.bodies.length;
+    bed.model.enqueue({ text: 'Nothing to look up.' });
+    const lookup = { type: 'function' as const, name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false };
+    const response = await client('key-a').responses.create({ model: 'm', input: [...input, { role: 'user', content: 'Hi.' }], metadata: { chat_id: 'r2' }, tools: [lookup] });
+    expect(response.output_text).toBe('Nothing to look up.');
+    expect(((bed.model.bodies[before].tools ?? []) as { name: string }[]).map((t) => t.name)).toEqual(['lookup', 'ctxfold_recall']);
+    expect(response.tools).toEqual([lookup]);
   });
 
   test('tenant B, naming the same chat id, recalls only its own originals', async () => {

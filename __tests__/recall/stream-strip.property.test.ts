@@ -118,24 +118,27 @@ const itemObject = (item: Item, i: number): Fields => (item.type === 'reasoning'
     ? { type: 'message', id: `msg_${i}`, role: 'assistant', content: [{ type: 'output_text', text: item.text }] }
     : { type: 'function_call', id: `fc_${i}`, call_id: `call_${i}`, name: item.name, arguments: item.args });
 
-/** The events of a streamed Responses answer, written here as the API sends them. */
-function responsesEvents(items: readonly Item[]): Fields[] {
+const LOOKUP_TOOL: Fields = { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } };
+const RECALL_TOOL: Fields = { type: 'function', name: RECALL, parameters: { type: 'object', properties: {} } };
+
+/** The events of a streamed Responses answer, written here as the API sends them (each response echoes the request's `tools`). */
+function responsesEvents(items: readonly Item[], tools: readonly Fields[] = []): Fields[] {
   const output = items.map(itemObject);
-  const events: Fields[] = [{ type: 'response.created', response: { id: 'r', status: 'in_progress', output: [] } }];
+  const events: Fields[] = [{ type: 'response.created', response: { id: 'r', status: 'in_progress', output: [], tools } }];
   output.forEach((item, i) => {
     events.push({ type: 'response.output_item.added', output_index: i, item });
     if (item.type === 'message') events.push({ type: 'response.output_text.delta', output_index: i, item_id: item.id, content_index: 0, delta: items[i].type === 'message' ? (items[i] as { text: string }).text : '' });
     if (item.type === 'function_call') events.push({ type: 'response.function_call_arguments.delta', output_index: i, item_id: item.id, delta: item.arguments });
     events.push({ type: 'response.output_item.done', output_index: i, item });
   });
-  events.push({ type: 'response.completed', response: { id: 'r', status: 'completed', output } });
+  events.push({ type: 'response.completed', response: { id: 'r', status: 'completed', output, tools } });
   return events.map((e, n) => ({ ...e, sequence_number: n }));
 }
 
 describe('Responses stream without recall calls', () => {
-  test('sequence numbers stay 0..n-1, output indexes 0..k-1 in order, no event names a recall call, the completed output drops them', () => {
-    fc.assert(fc.property(fc.array(itemArb, { maxLength: 5 }), fc.boolean(), (items, knownFirst) => {
-      const events = responsesEvents(items);
+  test('sequence numbers stay 0..n-1, output indexes 0..k-1 in order, no event names a recall call or the recall tool, the completed output drops them', () => {
+    fc.assert(fc.property(fc.array(itemArb, { maxLength: 5 }), fc.boolean(), fc.subarray([LOOKUP_TOOL, RECALL_TOOL]), (items, knownFirst, tools) => {
+      const events = responsesEvents(items, tools);
       const completed = events.at(-1)!.response as Fields;
       const strip = RESPONSES_RECALL_STREAM.strip(knownFirst ? completed : undefined);
       const out = events.map(strip).filter((e): e is Fields => e !== undefined);
@@ -153,7 +156,9 @@ describe('Responses stream without recall calls', () => {
       expect(outputs).toEqual(expected);
       // Knowing the end first, the items added are exactly the completed output's.
       if (knownFirst) expect(added).toEqual(expected);
-      if (!items.some((i) => i.type === 'function_call' && i.name === RECALL)) expect(out).toEqual(events);
+      // Every response an event carries echoes the application's tools only.
+      for (const e of out.filter((x) => x.response !== undefined)) expect((e.response as Fields).tools).toEqual(tools.filter((t) => t !== RECALL_TOOL));
+      if (!items.some((i) => i.type === 'function_call' && i.name === RECALL) && !tools.includes(RECALL_TOOL)) expect(out).toEqual(events);
     }), propertyParams());
   });
 

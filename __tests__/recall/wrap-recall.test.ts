@@ -114,6 +114,27 @@ describe('wrap answers recall calls when given a response reader', () => {
     expect(tail[1].output).toContain(FACT);
   });
 
+  test("readResponse 'openai-responses': a response echoing the request's tools comes back without the recall tool, with or without a round", async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages, { format: 'openai-responses' });
+    const lookup = { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } };
+    const replies: (string | { name: string; arguments: unknown }[])[] = [recall({ ids: ['#2'] }), 'The key is LX-5520.', 'Hello.'];
+    const sentTools: unknown[][] = [];
+    // The handler returns what the Responses API does: the response echoes the tools it was sent.
+    const handler = async (request: Request) => {
+      sentTools.push(request.tools ?? []);
+      return { ...responsesReply(sentTools.length, replies.shift()!), tools: request.tools ?? [] };
+    };
+    const wrapped = compressor.wrap(handler, { readResponse: 'openai-responses' });
+    const answered = await wrapped({ ...ask(messages), tools: [lookup] }) as { tools: unknown[]; output: unknown[] };
+    expect(sentTools).toHaveLength(2);
+    expect(sentTools[0].map((t) => (t as { name: string }).name)).toEqual(['lookup', 'ctxfold_recall']);
+    expect(answered.tools).toEqual([lookup]);
+    const plain = await wrapped({ ...ask(messages), tools: [lookup] }) as { tools: unknown[] };
+    expect(sentTools).toHaveLength(3);
+    expect(plain.tools).toEqual([lookup]);
+  });
+
   test('a response mixing recall with the application\'s call comes back without the recall call; rounds are bounded', async () => {
     const messages = history(24);
     const compressor = await summarizedCompressor(messages, { recall: { rounds: 1 } });

@@ -64,5 +64,7 @@ export const CHAT_RECALL: RecallDialect = Object.freeze<RecallDialect>({
   },
   result: (call, text) => ({ role: 'tool', tool_call_id: call.id, content: text }),
   without: withoutRecallCalls,
+  // A chat completion echoes nothing of its request's tools.
+  withoutTool: (response) => response,
   stream: CHAT_RECALL_STREAM,
 });

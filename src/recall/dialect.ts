@@ -36,6 +36,12 @@ export interface RecallDialect {
   result(call: RecallCall, text: string): unknown;
   /** A copy of the response without its recall calls (the response itself when it has none). */
   without<T>(response: T): T;
+  /**
+   * A copy of the response without the recall tool in what it echoes of its request (the response
+   * itself when it echoes none): what every response of a request that was offered the tool goes
+   * through before the application sees it. Responses echo `tools`; Chat Completions echo nothing.
+   */
+  withoutTool<T>(response: T): T;
   /** How a streamed response of this endpoint is read for recall calls. */
   readonly stream: RecallStream;
 }
@@ -52,8 +58,8 @@ export interface StreamAssembler {
 
 /**
  * Reads the events of a streamed response (each SSE `data` parsed). Invariant: the stripped
- * events, assembled, equal `without` of the assembled events, and keep the stream's own shape (a
- * client's accumulator builds the same response from them).
+ * events, assembled, equal `withoutTool(without(...))` of the assembled events, and keep the
+ * stream's own shape (a client's accumulator builds the same response from them).
  */
 export interface RecallStream {
   /**

@@ -1,6 +1,6 @@
 import { isFields, type Fields, type RecallAsk, type RecallDialect } from './dialect.js';
 import { RESPONSES_RECALL_STREAM } from './responses-stream.js';
-import { isReasoning, isRecallCall, withoutResponsesRecallCalls } from './responses-without.js';
+import { isReasoning, isRecallCall, withoutResponsesRecallCalls, withoutResponsesRecallTool } from './responses-without.js';
 
 export { withoutResponsesRecallCalls };
 
@@ -33,5 +33,6 @@ export const RESPONSES_RECALL: RecallDialect = Object.freeze<RecallDialect>({
   turn: (response: Fields) => outputOf(response).slice(),
   result: (call, text) => ({ type: 'function_call_output', call_id: call.id, output: text }),
   without: withoutResponsesRecallCalls,
+  withoutTool: withoutResponsesRecallTool,
   stream: RESPONSES_RECALL_STREAM,
 });

@@ -1,6 +1,6 @@
 import { RECALL_TOOL_NAME } from './tool-definition.js';
 import { isFields, type Fields, type RecallStream, type StreamAssembler, type StreamSignalKind } from './dialect.js';
-import { isRecallCall as isRecallItem, withoutResponsesRecallCalls } from './responses-without.js';
+import { isRecallCall as isRecallItem, withoutResponsesRecallCalls, withoutResponsesRecallTool } from './responses-without.js';
 
 /**
  * Streamed Responses (`response.*` events) read for recall calls. An output item is known by its
@@ -52,7 +52,8 @@ function droppedIndexes(final: Fields): Set<number> {
 /**
  * Removes recall calls from events: the events of a dropped item go, the others' `output_index`
  * shifts down past the dropped ones and their `sequence_number` past the dropped events, and every
- * response an event carries is passed through `withoutResponsesRecallCalls`. Without `final`, an
+ * response an event carries is passed through `withoutResponsesRecallCalls` and, as every
+ * response of a request offered the tool, `withoutResponsesRecallTool`. Without `final`, an
  * item is dropped from its `output_item.added` on (a reasoning item already sent stays).
  */
 function strip(final?: Fields): (event: Fields) => Fields | undefined {
@@ -81,7 +82,7 @@ function strip(final?: Fields): (event: Fields) => Fields | undefined {
     }
     if (droppedEvents > 0 && typeof event.sequence_number === 'number') edit('sequence_number', event.sequence_number - droppedEvents);
     if (isFields(event.response)) {
-      const response = withoutResponsesRecallCalls(event.response);
+      const response = withoutResponsesRecallTool(withoutResponsesRecallCalls(event.response));
       if (response !== event.response) edit('response', response);
     }
     return out;

@@ -19,3 +19,16 @@ export function withoutResponsesRecallCalls<T>(response: T): T {
   return { ...response, output: kept } as T;
 }
 
+
+/** True for the `ctxfold_recall` entry of a Responses request's `tools` (a function tool of that name). */
+const isRecallTool = (tool: unknown): boolean => isFields(tool) && tool.type === 'function' && tool.name === RECALL_TOOL_NAME;
+
+/**
+ * A copy of a Responses response whose echo of the request's `tools` leaves out the
+ * `ctxfold_recall` tool ctxfold added, so the application sees the tools it sent. Invariant: a
+ * response that echoes no such tool is returned as is (the same object).
+ */
+export function withoutResponsesRecallTool<T>(response: T): T {
+  if (!isFields(response) || !Array.isArray(response.tools) || !response.tools.some(isRecallTool)) return response;
+  return { ...response, tools: response.tools.filter((tool: unknown) => !isRecallTool(tool)) } as T;
+}

@@ -249,7 +249,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
           const out = await answerRecallRounds<Res>(response, report, {
             compressor: { compress, recall: recallApi }, dialect: reader.dialect, chatId, history: request.messages, extras: request as RequestExtras, read: reader.read, ask: call,
           });
-          response = out.pending && reader.asIs ? reader.dialect.without(out.reply) : out.reply;
+          // A response in the dialect's own shape is also shown without the recall tool it echoes (Responses `tools`).
+          response = reader.asIs ? reader.dialect.withoutTool(out.pending ? reader.dialect.without(out.reply) : out.reply) : out.reply;
           last = out.report;
         }
         afterResponse(chatId, request.messages, last, { billedInputTokens: billedInputTokens(response), model: modelOf(request as RequestExtras) });

@@ -89,11 +89,15 @@ async function readWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Arr
   return { status, headers, bytes, json };
 }
 
-/** Sends a whole answer to the client: the upstream's bytes, or (`strip`) its JSON without recall calls. Resolves true once it was all sent. */
-function answer(res: ServerResponse, reply: WholeReply, strip: RecallDialect | undefined, extraHeaders: Record<string, string> = {}): Promise<boolean> {
+/**
+ * Sends a whole answer to the client: the upstream's bytes, or, when the application must not see
+ * ctxfold's part of its JSON, a copy without it: the recall tool its echo of the request holds
+ * (always) and its recall calls (`pending`). Resolves true once it was all sent.
+ */
+function answer(res: ServerResponse, reply: WholeReply, dialect: RecallDialect, pending: boolean, extraHeaders: Record<string, string> = {}): Promise<boolean> {
   const headers: Record<string, string | string[]> = { ...relayedHeaders(reply.headers), ...extraHeaders };
   let bytes: Buffer = reply.bytes;
-  const stripped = strip && reply.json ? strip.without(reply.json) : undefined;
+  const stripped = reply.json ? dialect.withoutTool(pending ? dialect.without(reply.json) : reply.json) : undefined;
   if (stripped !== undefined && stripped !== reply.json) {
     bytes = Buffer.from(JSON.stringify(stripped), 'utf8');
     delete headers['content-encoding'];
@@ -150,7 +154,7 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
     }
   };
   let reply: WholeReply;
-  let strip: RecallDialect | undefined;
+  let pending: boolean;
   let problem: string | undefined;
   try {
     const out = await answerRecallRounds<WholeReply>(await send(call.body, call.contentType), exchange.report, exchangeRounds(exchange, (r) => r.json, (body, type) => {
@@ -159,7 +163,7 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
     }));
     ({ reply, report } = out);
     rounds = out.rounds;
-    strip = out.pending ? dialect : undefined;
+    pending = out.pending;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof UpstreamError || latest === undefined) {
@@ -173,10 +177,10 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
       return { status, complete: false, problem: message, report, rounds };
     }
     reply = latest;
-    strip = dialect;
+    pending = true;
     problem = `recall round failed, sent the last answer: ${message}`;
   }
-  const complete = await answer(res, reply, strip, call.extraHeaders);
+  const complete = await answer(res, reply, dialect, pending, call.extraHeaders);
   const facts = complete && reply.json ? { billedInputTokens: route.endpoint.billed(reply.json), failed: route.endpoint.failed(reply.json) } : undefined;
   const why = problem ?? (complete ? undefined : 'the client disconnected');
   const status = complete || !call.clientGone.aborted ? reply.status : CLIENT_CLOSED;

@@ -135,7 +135,7 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
         extras: recall.extras,
         ask: (view) => client.post(path, { ...recall.options, body: { ...recall.body, [recall.dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) } }),
       }).then(({ reply, report, pending }) => {
-        const response = pending ? recall.dialect.without(reply) : reply;
+        const response = recall.dialect.withoutTool(pending ? recall.dialect.without(reply) : reply);
         return answered(response as Rsp, { ...first, report }, folding, client);
       }) as unknown as Rsp;
     });
