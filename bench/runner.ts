@@ -9,7 +9,7 @@ import { openaiChatLens } from '../src/core/index.js';
 import { prefixBudgets } from './budget.js';
 import { timedCall, type CallHooks, type RequestRecord } from './call.js';
 import { canMeasureMemory, type MemoryProbe } from './memory.js';
-import { warmPeerMemo, settleCompressors, type BenchSystem } from './systems.js';
+import { showPastMessages, settleCompressors, type BenchSystem } from './systems.js';
 import type { Workload } from './workloads.js';
 
 /** Settings shared by every workload run. */
@@ -135,7 +135,7 @@ export async function runReplay(w: Workload, s: RunSettings, skip: ReadonlySet<s
     for (const end of w.points[h]) {
       const previous = ends[ends.indexOf(end) - 1] ?? 0;
       for (let i = warmed; i < previous; i++) counter.message(history[i], openaiChatLens);
-      if (previous > warmed) warmPeerMemo(counter, history.slice(warmed, previous));
+      if (previous > warmed) showPastMessages(counter, history.slice(warmed, previous));
       warmed = Math.max(warmed, end);
       const body = bodyOf(history.slice(0, end));
       const budget = budgets(end);

@@ -6,10 +6,11 @@
  */
 import { trimMessages } from '@langchain/core/messages';
 import { pruneMessages, type ModelMessage } from 'ai';
-import { compressContext, createCompressor, MemoryStore, type Compressor, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { compressContext, createCompressor, createTokenCounter, MemoryStore, type Compressor, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
+import { openaiChatLens } from '../src/core/index.js';
 import { fromModelMessages, toModelMessages } from './ai-sdk-convert.js';
 import { fromLangChain, toLangChain } from './langchain-convert.js';
-import { DeadlineExceeded, memoizedTextTokens, PEER_REQUEST_OVERHEAD, peerMessageTokens, peerTextTokens } from './peer-counter.js';
+import { DeadlineExceeded, memoizedTextTokens, PEER_REQUEST_OVERHEAD, peerMessageTokens, peerTextCounter } from './peer-counter.js';
 
 /** What a timed call is given besides its input. */
 export interface RunContext {
@@ -65,16 +66,27 @@ const ctxfold: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
 /** One compressor per replay (keyed by the replay's counter), as one server process would have. */
 const compressors = new WeakMap<object, Compressor>();
 
+/**
+ * The wrap's own token counter per replay (keyed by the replay's counter): it never shares
+ * `compressContext`'s, so neither finds in its cache the texts the other has just counted.
+ */
+const wrapCounters = new WeakMap<object, TokenCounter>();
+function wrapCounterOf(counter: object): TokenCounter {
+  let c = wrapCounters.get(counter);
+  if (!c) wrapCounters.set(counter, (c = createTokenCounter()));
+  return c;
+}
+
 const ctxfoldWrap: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
   name: 'ctxfold wrap',
-  settings: "createCompressor({ maxContextTokens: 32000, compressionThresholdTokens: 24000, store: new MemoryStore(), counter }).wrap(handler), one compressor per replayed workload, the request's chatId one per conversation (handler returns the view); extractive summaries run in the background between requests; replay only, and its budget is the workload's cap (32k), not each request's",
+  settings: "createCompressor({ maxContextTokens: 32000, compressionThresholdTokens: 24000, store: new MemoryStore(), counter }).wrap(handler), one compressor (with its own counter) per replayed workload, the request's chatId one per conversation (handler returns the view); extractive summaries run in the background between requests; replay only, and its budget is the workload's cap (32k), not each request's",
   replayOnly: true,
   keeps: CTXFOLD_DEFAULT_KEEPS,
   prepare: (_body, parsed) => parsed,
   run: async (messages, ctx) => {
     let compressor = compressors.get(ctx.counter);
     if (!compressor) {
-      compressor = createCompressor({ maxContextTokens: WRAP_BUDGET, compressionThresholdTokens: 24_000, store: new MemoryStore(), counter: ctx.counter, jobTimeoutMs: 600_000 });
+      compressor = createCompressor({ maxContextTokens: WRAP_BUDGET, compressionThresholdTokens: 24_000, store: new MemoryStore(), counter: wrapCounterOf(ctx.counter), jobTimeoutMs: 600_000 });
       compressors.set(ctx.counter, compressor);
     }
     return compressor.wrap(async (request: { messages: OpenAIChatMessage[]; chatId: string }) => request.messages)({ messages, chatId: ctx.chatId });
@@ -107,22 +119,28 @@ function memoOf(counter: object, system: string): Map<string, number> {
   return memo;
 }
 
-/** The text counter of a peer: its own memo when it is a "+ memo" configuration (`memoOf` the system), else plain tiktoken. */
-function textCounter(ctx: RunContext, memoized: string | undefined): (text: string) => number {
-  return memoized === undefined ? peerTextTokens : memoizedTextTokens(memoOf(ctx.counter, memoized));
+/** The text counter of a peer `system`: tiktoken on its own encoder, through its own memo when it is a "+ memo" configuration. */
+function textCounter(ctx: RunContext, system: string, memoized: boolean): (text: string) => number {
+  return memoized ? memoizedTextTokens(memoOf(ctx.counter, system), peerTextCounter(system)) : peerTextCounter(system);
 }
 
-/** Names of the "+ memo" configurations, each with its own memo. */
+/** Names of the peer systems (each counts with its own encoder; the "+ memo" ones each have their own memo). */
+const LANGCHAIN = 'langchain trimMessages';
 const LANGCHAIN_MEMO = 'langchain trimMessages + memo';
+const AI_SDK = 'ai-sdk pruneMessages';
 const AI_SDK_MEMO = 'ai-sdk pruneMessages + memo';
+const SLICE = 'slice(-N)';
 
 /**
- * Shows each "+ memo" configuration's memo the texts of messages a server saw between sampled
- * requests (untimed), as ctxfold's counter is shown them: every system then knows the same past.
+ * Shows each "+ memo" configuration's memo and the wrap's counter the texts of messages a server
+ * saw between sampled requests (untimed), as ctxfold's counter is shown them: every system then
+ * knows the same past.
  */
-export function warmPeerMemo(counter: object, messages: readonly OpenAIChatMessage[]): void {
+export function showPastMessages(counter: object, messages: readonly OpenAIChatMessage[]): void {
+  const wrapCounter = wrapCounterOf(counter);
+  for (const m of messages) wrapCounter.message(m, openaiChatLens);
   for (const system of [LANGCHAIN_MEMO, AI_SDK_MEMO]) {
-    const count = memoizedTextTokens(memoOf(counter, system));
+    const count = memoizedTextTokens(memoOf(counter, system), peerTextCounter(system));
     for (const m of messages) {
       count(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));
       for (const c of m.tool_calls ?? []) {
@@ -133,9 +151,9 @@ export function warmPeerMemo(counter: object, messages: readonly OpenAIChatMessa
   }
 }
 
-/** LangChain token counter: sums per message, memoized per message object within one call (and, with `memoized`, per text across requests in that system's memo). */
-function langchainCounter(ctx: RunContext, memoized?: string) {
-  const text = textCounter(ctx, memoized);
+/** LangChain token counter of `system`: sums per message, memoized per message object within one call (and, with `memoized`, per text across requests in that system's memo). */
+function langchainCounter(ctx: RunContext, system: string, memoized: boolean) {
+  const text = textCounter(ctx, system, memoized);
   const memo = new WeakMap<object, number>();
   return (messages: import('@langchain/core/messages').BaseMessage[]): number => {
     checkDeadline(ctx);
@@ -155,11 +173,11 @@ function langchainCounter(ctx: RunContext, memoized?: string) {
 }
 
 const langchain: BenchSystem<import('@langchain/core/messages').BaseMessage[], import('@langchain/core/messages').BaseMessage[]> = {
-  name: 'langchain trimMessages',
+  name: LANGCHAIN,
   settings: "trimMessages(messages, { strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: budget, tokenCounter }); tokenCounter sums tiktoken o200k_base counts per message (content + tool-call names and JSON.stringify(args), plus the same per-message, per-call and per-request overheads as ctxfold), memoized per message object within one call; OpenAI->LangChain conversion before and after is not timed",
   prepare: (_body, parsed) => toLangChain(parsed),
   run: (messages, ctx) => trimMessages(messages, {
-    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx),
+    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx, LANGCHAIN, false),
   }),
   view: (out) => fromLangChain(out),
 };
@@ -169,12 +187,12 @@ const langchainMemo: typeof langchain = {
   name: LANGCHAIN_MEMO,
   settings: `${langchain.settings}; plus a Map from text to token count kept across the requests of a workload (the memo a careful user adds)`,
   run: (messages, ctx) => trimMessages(messages, {
-    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx, LANGCHAIN_MEMO),
+    strategy: 'last', startOn: 'human', endOn: ['human', 'tool'], includeSystem: true, maxTokens: ctx.budget, tokenCounter: langchainCounter(ctx, LANGCHAIN_MEMO, true),
   }),
 };
 
 /** Tokens of one AI SDK message; a tool message costs one message overhead per result part, as its OpenAI form does. */
-function modelMessageTokens(m: ModelMessage, text: (t: string) => number = peerTextTokens): number {
+function modelMessageTokens(m: ModelMessage, text: (t: string) => number): number {
   if (typeof m.content === 'string') return peerMessageTokens(m.content, [], text);
   if (m.role === 'tool') {
     let n = 0;
@@ -191,10 +209,10 @@ function modelMessageTokens(m: ModelMessage, text: (t: string) => number = peerT
 }
 
 const aiSdk: BenchSystem<ModelMessage[], ModelMessage[]> = {
-  name: 'ai-sdk pruneMessages',
+  name: AI_SDK,
   settings: "pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' }), then count every message once (tiktoken o200k_base, same accounting) and drop the oldest message after a leading system message until the total fits the budget; OpenAI<->ModelMessage conversion is not timed",
   prepare: (_body, parsed) => toModelMessages(parsed),
-  run: (messages, ctx) => aiSdkRun(messages, ctx, undefined),
+  run: (messages, ctx) => aiSdkRun(messages, ctx, AI_SDK, false),
   view: (out) => fromModelMessages(out),
 };
 
@@ -202,11 +220,11 @@ const aiSdkMemo: typeof aiSdk = {
   ...aiSdk,
   name: AI_SDK_MEMO,
   settings: `${aiSdk.settings}; plus a Map from text to token count kept across the requests of a workload (the memo a careful user adds)`,
-  run: (messages, ctx) => aiSdkRun(messages, ctx, AI_SDK_MEMO),
+  run: (messages, ctx) => aiSdkRun(messages, ctx, AI_SDK_MEMO, true),
 };
 
-function aiSdkRun(messages: ModelMessage[], ctx: RunContext, memoized: string | undefined): ModelMessage[] {
-  const text = textCounter(ctx, memoized);
+function aiSdkRun(messages: ModelMessage[], ctx: RunContext, system: string, memoized: boolean): ModelMessage[] {
+  const text = textCounter(ctx, system, memoized);
   {
     const pruned = pruneMessages({ messages, reasoning: 'before-last-message', toolCalls: 'before-last-2-messages', emptyMessages: 'remove' });
     const counts = pruned.map((m, i) => {
@@ -222,8 +240,10 @@ function aiSdkRun(messages: ModelMessage[], ctx: RunContext, memoized: string | 
   }
 }
 
+const sliceText = peerTextCounter(SLICE);
+
 const slice: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
-  name: 'slice(-N)',
+  name: SLICE,
   settings: 'messages.slice(-N): walk back from the last message adding tiktoken counts (same accounting) while the total fits the budget; N = messages that fit',
   prepare: (_body, parsed) => parsed,
   run: (messages, ctx) => {
@@ -231,7 +251,7 @@ const slice: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {
     let n = 0;
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
-      const cost = peerMessageTokens(typeof m.content === 'string' ? m.content : '', (m.tool_calls ?? []).map((c) => ({ name: c.function.name, args: c.function.arguments })), peerTextTokens);
+      const cost = peerMessageTokens(typeof m.content === 'string' ? m.content : '', (m.tool_calls ?? []).map((c) => ({ name: c.function.name, args: c.function.arguments })), sliceText);
       if (total + cost > ctx.budget) break;
       total += cost;
       n++;
