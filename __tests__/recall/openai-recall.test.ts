@@ -114,12 +114,114 @@ describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
     expect(response.choices[0].finish_reason).toBe('stop');
   });
 
-  test('streamed calls get no recall tool and no recall note (recall is answered on non-streamed calls only)', async () => {
+  test('legacy functions get no recall tool and no recall note', async () => {
     const { client, messages } = await withSummary();
-    const stream = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' }, tools: [APP_TOOL], stream: true });
-    for await (const _ of stream) { /* drain */ }
+    const functions = [{ name: 'lookup', parameters: { type: 'object', properties: {} } }];
+    await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' }, functions });
     const body = server.bodies.at(-1)!;
-    expect(toolNames(body)).toEqual(['lookup']);
+    expect(body.tools).toBeUndefined();
     expect(contents(body).join('\n')).not.toContain('ctxfold_recall');
+  });
+});
+
+describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completions', () => {
+  const ask = (messages: ChatCompletionMessageParam[], text: string) => [...messages, { role: 'user', content: text } as ChatCompletionMessageParam];
+
+  test('a recall call first: answered here, the application streams only the second answer', async () => {
+    const { client, messages, reports } = await withSummary();
+    const before = server.bodies.length;
+    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
+    const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Where is the spare key?'), metadata: { chat_id: 'c' }, tools: [APP_TOOL], stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    const finishes: string[] = [];
+    for await (const chunk of stream) {
+      expect(chunk.choices[0]?.delta.tool_calls).toBeUndefined();
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+    }
+    expect(text).toBe('The code is QX-4471.');
+    expect(finishes).toEqual(['stop']);
+    const [first, second, ...more] = server.bodies.slice(before);
+    expect(more).toEqual([]);
+    expect([first.stream, second.stream]).toEqual([true, true]);
+    expect(toolNames(first)).toEqual(['lookup', 'ctxfold_recall']);
+    const tail = (second.messages as Record<string, unknown>[]).slice(-2);
+    expect(tail[0]).toMatchObject({ role: 'assistant', tool_calls: [{ function: { name: 'ctxfold_recall', arguments: '{"ids":["#2"]}' } }] });
+    expect(tail[1]).toMatchObject({ role: 'tool' });
+    expect(tail[1].content).toContain('Noted: the spare key hangs behind the blue clock, code QX-4471.');
+    for (const body of [first, second]) expect(validateMessages(body.messages as unknown[], 'openai')).toEqual([]);
+    for (const r of reports.slice(-2)) expect(r.tokensAfter).toBeLessThanOrEqual(BUDGET);
+  });
+
+  test('text, then a recall call: the next round continues the streamed message (the SDK\'s stream helper sees one message)', async () => {
+    const { client, messages } = await withSummary();
+    const before = server.bodies.length;
+    server.enqueue({ say: 'Let me look. ', calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'It is QX-4471.' });
+    const final = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'The code?'), metadata: { chat_id: 'c' } }).finalChatCompletion();
+    expect(final.choices[0].message.content).toBe('Let me look. It is QX-4471.');
+    expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
+    expect(final.choices[0].finish_reason).toBe('stop');
+    expect(server.bodies.length - before).toBe(2);
+    expect((server.bodies[before + 1].messages as Record<string, unknown>[]).at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. ' });
+  });
+
+  test('recall mixed with the application\'s call: one request, the application gets its call alone, at index 0', async () => {
+    const { client, messages } = await withSummary();
+    const before = server.bodies.length;
+    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
+    const final = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' }, tools: [APP_TOOL] }).finalChatCompletion();
+    expect(server.bodies.length - before).toBe(1);
+    const calls = final.choices[0].message.tool_calls ?? [];
+    expect(calls.map((c) => (c as { function: { name: string; arguments: string } }).function)).toEqual([{ name: 'lookup', arguments: '{"q":"x"}' }]);
+    expect(final.choices[0].finish_reason).toBe('tool_calls');
+  });
+
+  test('a text answer streams as it comes: the first delta reaches the application while the model is still writing', async () => {
+    const { client, messages } = await withSummary();
+    let release!: () => void;
+    const pause = new Promise<void>((resolve) => { release = resolve; });
+    server.enqueue({ text: 'first half, second half', pause });
+    const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Hi.'), metadata: { chat_id: 'c' }, stream: true });
+    const seen: string[] = [];
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.delta.content;
+      if (!piece) continue;
+      seen.push(piece);
+      // The model holds the rest until the application has the first piece: a wrapper that buffered would hang here.
+      if (seen.length === 1) release();
+    }
+    expect(seen.join('')).toBe('first half, second half');
+    expect(seen.length).toBeGreaterThan(1);
+  });
+
+  test('a round that fails makes the iteration throw the SDK\'s error; rounds are bounded as on the non-streamed path', async () => {
+    const { client, messages } = await withSummary(1);
+    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { fail: 500 });
+    const failing = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' }, stream: true });
+    await expect((async () => { for await (const _ of failing) { /* drain */ } })()).rejects.toThrow(/500/);
+
+    const before = server.bodies.length;
+    const recall = { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#1'] } }] };
+    server.enqueue(recall, recall);
+    const final = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' } }).finalChatCompletion();
+    expect(server.bodies.length - before).toBe(2); // the first call and one answered round
+    expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
+    expect(final.choices[0].finish_reason).toBe('stop');
+  });
+
+  test('the last round\'s usage calibrates the chat once the stream has ended; breaking off aborts the stream and tells nothing', async () => {
+    const { client, compressor, messages } = await withSummary();
+    const samples: unknown[] = [];
+    compressor.on('calibration', (e) => samples.push(e));
+    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
+    const whole = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'The code?'), metadata: { chat_id: 'c' }, stream: true, stream_options: { include_usage: true } });
+    for await (const _ of whole) { /* drain */ }
+    expect(samples).toHaveLength(1);
+
+    server.enqueue({ text: 'one two three four' });
+    const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Hi.'), metadata: { chat_id: 'c' }, stream: true, stream_options: { include_usage: true } });
+    for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
+    expect(stream.controller.signal.aborted).toBe(true);
+    expect(samples).toHaveLength(1);
   });
 });

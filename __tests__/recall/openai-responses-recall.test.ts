@@ -168,19 +168,71 @@ describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-s
     for (const body of sent) expect(validateMessages(inputOf(body), 'openai-responses')).toEqual([]);
   });
 
-  test('previous_response_id, a string input and a stream get no recall tool and no recall note', async () => {
+  test('previous_response_id and a string input get no recall tool and no recall note', async () => {
     const { client, input } = await withSummary();
     const before = server.bodies.length;
     await client.responses.create({ model: 'm', input: ask(input, 'Go.').slice(-1), previous_response_id: 'resp_1', metadata: { chat_id: 'r' }, tools: [APP_TOOL] });
     await client.responses.create({ model: 'm', input: 'Go.', metadata: { chat_id: 'r' }, tools: [APP_TOOL] });
-    const stream = await client.responses.create({ model: 'm', input: ask(input, 'Go.'), metadata: { chat_id: 'r' }, tools: [APP_TOOL], stream: true });
-    for await (const _ of stream) { /* drain */ }
     const bodies = server.bodies.slice(before);
-    expect(bodies).toHaveLength(3);
+    expect(bodies).toHaveLength(2);
     for (const body of bodies) {
       expect(toolNames(body)).toEqual(['lookup']);
       expect(JSON.stringify(body.input)).not.toContain('ctxfold_recall');
     }
     expect(bodies[1].input).toBe('Go.');
+  });
+});
+
+describe('ctxfold/openai answers ctxfold_recall calls in streamed responses.create', () => {
+  /** The text of a streamed response's output (the stream helper's final response carries no `output_text`). */
+  const textOf = (output: { type: string; content?: { type: string; text?: string }[] }[]) =>
+    output.flatMap((o) => (o.type === 'message' ? (o.content ?? []).map((c) => (c.type === 'output_text' ? c.text ?? '' : '')) : [])).join('');
+
+  test('a recall call first: answered here; the application\'s stream has one response, the second answer, echoing its own tools', async () => {
+    const { client, input } = await withSummary();
+    const before = server.bodies.length;
+    server.enqueue({ reasoning: 'Read #2 again.', calls: [recallCall({ ids: ['#2'] })] }, { text: 'The code is ZT-9083.' });
+    const stream = client.responses.stream({ model: 'm', input: ask(input, 'What opens the gate?'), metadata: { chat_id: 'r' }, tools: [APP_TOOL] });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalResponse();
+    expect(textOf(final.output)).toBe('The code is ZT-9083.');
+    expect(final.output.map((i) => i.type)).toEqual(['message']);
+    expect(final.tools.map((t) => (t as { name: string }).name)).toEqual(['lookup']);
+    expect(types.filter((t) => t === 'response.created')).toHaveLength(1);
+    const [first, second, ...more] = server.bodies.slice(before);
+    expect(more).toEqual([]);
+    expect([first.stream, second.stream]).toEqual([true, true]);
+    expect(toolNames(first)).toEqual(['lookup', 'ctxfold_recall']);
+    const tail = inputOf(second).slice(-3);
+    expect(tail.map((i) => i.type)).toEqual(['reasoning', 'function_call', 'function_call_output']);
+    expect(String(tail[2].output)).toContain(FACT);
+    for (const body of [first, second]) expect(validateMessages(inputOf(body), 'openai-responses')).toEqual([]);
+  });
+
+  test('recall mixed with the application\'s call: one request; the application gets its call alone, output indexes and sequence numbers unbroken', async () => {
+    const { client, input } = await withSummary();
+    const before = server.bodies.length;
+    server.enqueue({ calls: [recallCall({ ids: ['#2'] }), { name: 'lookup', arguments: { q: 'x' } }] });
+    const stream = await client.responses.create({ model: 'm', input: ask(input, 'Go.'), metadata: { chat_id: 'r' }, tools: [APP_TOOL], stream: true });
+    const events: Record<string, unknown>[] = [];
+    for await (const event of stream) events.push(event as unknown as Record<string, unknown>);
+    expect(server.bodies.length - before).toBe(1);
+    expect(JSON.stringify(events)).not.toContain('ctxfold_recall');
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect([...new Set(events.filter((e) => typeof e.output_index === 'number').map((e) => e.output_index))]).toEqual([0]);
+    const completed = events.at(-1)! as { type: string; response: { output: { name?: string }[] } };
+    expect(completed.type).toBe('response.completed');
+    expect(completed.response.output.map((o) => o.name)).toEqual(['lookup']);
+  });
+
+  test('text next to a recall call streams through; the call is removed, no second request', async () => {
+    const { client, input } = await withSummary();
+    const before = server.bodies.length;
+    server.enqueue({ say: 'Let me look.', calls: [recallCall({ ids: ['#2'] })] });
+    const final = await client.responses.stream({ model: 'm', input: ask(input, 'Go.'), metadata: { chat_id: 'r' }, tools: [APP_TOOL] }).finalResponse();
+    expect(server.bodies.length - before).toBe(1);
+    expect(textOf(final.output)).toBe('Let me look.');
+    expect(final.output.map((i) => i.type)).toEqual(['message']);
   });
 });

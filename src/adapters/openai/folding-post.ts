@@ -9,6 +9,7 @@ import { CHAT_RECALL } from '../../recall/chat-dialect.js';
 import type { RecallDialect } from '../../recall/dialect.js';
 import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
+import { recallStream } from './recall-stream.js';
 
 /** The client's `post`, whose options may be a promise: the SDK's own resources call it with `{ body, ...options, stream }`. */
 type Post = OpenAI['post'];
@@ -31,7 +32,7 @@ interface FoldedCall {
   readonly report: CompressResult<unknown>['report'];
   readonly model?: string;
   readonly stream: boolean;
-  /** Set when this call's recall calls are answered here (recall on, not streamed): how its responses read and what a new round sends. */
+  /** Set when this call's recall calls are answered here (recall on, an endpoint whose responses are read): how its responses read and what a new round sends. */
   readonly recall?: { readonly dialect: RecallDialect; readonly extras: RequestExtras; readonly body: Fields; readonly options: PostOptions };
   answered: boolean;
 }
@@ -57,12 +58,12 @@ async function fold(endpoint: Endpoint, given: PostOptions | undefined, folding:
   const { chatId, fingerprinted } = chatIdOfBody(body, history, folding.chatId);
   if (fingerprinted) folding.onFingerprint();
   const stream = given?.stream === true || body.stream === true;
-  // Recall calls are answered on non-streamed calls only (Chat Completions without legacy
-  // `functions`; Responses with an `input` list): on a stream no recall tool or note is sent, so
-  // a stream never carries a recall call and the application never meets one.
+  // Recall calls are answered on Chat Completions without legacy `functions` and on Responses
+  // with an `input` list, streamed or not; elsewhere no recall tool or note is sent, so the
+  // application never meets a recall call.
   const recallOn = folding.compressor.recall !== undefined;
   const dialect = RECALL_DIALECTS.get(endpoint);
-  const answersRecall = recallOn && dialect !== undefined && !stream && !(endpoint === CHAT_COMPLETIONS && body.functions !== undefined);
+  const answersRecall = recallOn && dialect !== undefined && !(endpoint === CHAT_COMPLETIONS && body.functions !== undefined);
   const extras: RequestExtras = { ...endpoint.extras(body), ...(recallOn && !answersRecall ? { recall: false } : {}) };
   const { messages, report, tools } = await folding.compressor.compress(chatId, history, extras);
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
@@ -127,13 +128,29 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
       if (!recall) return answered(data, call, folding, client);
       // Recall calls are answered here and the model asked again: the application gets the last response.
       const first = call;
+      const again = (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => ({ ...recall.options, body: { ...recall.body, [recall.dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) } });
+      if (first.stream && isStream(data)) {
+        // The last round's report is what `afterResponse` is told, once the stream has ended.
+        let last = first.report;
+        const streamed = recallStream(data, client, {
+          compressor: folding.compressor,
+          dialect: recall.dialect,
+          chatId: first.chatId,
+          history: first.history,
+          extras: recall.extras,
+          report: first.report,
+          ask: async (view) => (await client.post(path, again(view))) as Stream<Fields>,
+          onReport: (report) => (last = report),
+        });
+        return answered(streamed, { ...first, get report() { return last; } }, folding, client) as unknown as Rsp;
+      }
       return answerRecallRounds<unknown>(data, first.report, {
         compressor: folding.compressor,
         dialect: recall.dialect,
         chatId: first.chatId,
         history: first.history,
         extras: recall.extras,
-        ask: (view) => client.post(path, { ...recall.options, body: { ...recall.body, [recall.dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) } }),
+        ask: (view) => client.post(path, again(view)),
       }).then(({ reply, report, pending }) => {
         const response = recall.dialect.withoutTool(pending ? recall.dialect.without(reply) : reply);
         return answered(response as Rsp, { ...first, report }, folding, client);

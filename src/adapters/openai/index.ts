@@ -55,12 +55,12 @@ function wrap<C extends OpenAI>(client: C, folding: Omit<Folding, 'onFingerprint
  * `createCompressor` option, or `compressor` to share one; `chatId(body)` names the chat
  * (default: `metadata.chat_id`, else `user`, else a fingerprint of the opening).
  *
- * With `recall` on, a non-streamed `chat.completions.create`, and a non-streamed
- * `responses.create` with an `input` list, also carry the `ctxfold_recall` tool, and the wrapper
- * answers the model's recall calls itself and asks it again (at most `recall.rounds` times), so
- * the caller gets the final response only; a response mixing recall and the caller's calls comes
- * back without the recall calls. Streamed calls, and Responses calls with `previous_response_id`
- * or a string `input`, carry no recall tool (see docs/recall.md).
+ * With `recall` on, `chat.completions.create` and `responses.create` with an `input` list,
+ * streamed or not, also carry the `ctxfold_recall` tool, and the wrapper answers the model's
+ * recall calls itself and asks it again (at most `recall.rounds` times), so the caller gets the
+ * final response (or one stream) only; a response mixing recall and the caller's calls comes back
+ * without the recall calls. Chat calls with legacy `functions`, and Responses calls with
+ * `previous_response_id` or a string `input`, carry no recall tool (see docs/recall.md).
  */
 export function withCtxfold<C extends OpenAI>(client: C, options: OpenAIAdapterOptions): C {
   if (!isOpenAIClient(client)) {
