@@ -27,7 +27,8 @@ export interface RecallStreamRounds extends Omit<RecallRounds<StreamRound>, 'ask
 
 /** A queue the rounds push events into and the consumer pulls from, in order; `fail` makes the next pull throw. */
 function channel<T>() {
-  const items: T[] = [];
+  let items: T[] = [];
+  let read = 0;
   let done = false;
   let error: { readonly error: unknown } | undefined;
   let wake: (() => void) | undefined;
@@ -51,7 +52,15 @@ function channel<T>() {
     },
     async next(): Promise<IteratorResult<T>> {
       for (;;) {
-        if (items.length > 0) return { done: false, value: items.shift()! };
+        if (read < items.length) {
+          const value = items[read++];
+          // Drop what was read once the queue is drained, so a long stream does not keep it all.
+          if (read === items.length) {
+            items = [];
+            read = 0;
+          }
+          return { done: false, value };
+        }
         if (error) throw error.error;
         if (done) return { done: true, value: undefined };
         await new Promise<void>((resolve) => (wake = resolve));
