@@ -233,3 +233,23 @@ describe('the pieces', () => {
     expect(received.every((m) => originals.has(m))).toBe(true);
   });
 });
+
+describe('recall on a compressor the middleware uses', () => {
+  test('the middleware sends no recall tool, so its views carry no recall note either (the model is never told of a tool it lacks)', async () => {
+    const mw = track(ctxfoldMiddleware({ maxContextTokens: 6000, compressionThresholdTokens: 4000, recall: true }));
+    const history = upToLastReply(modelMessages(300, 41));
+    const model = new MockLanguageModelV3({ modelId: 'gpt-4o', doGenerate: textResult('ok', 10) as never });
+    const reports: CompressReport[] = [];
+    mw.compressor.on('compressed', (e) => reports.push(e.report));
+    const call = () => generateText({ model: wrapLanguageModel({ model, middleware: mw }), messages: history as never, providerOptions: { ctxfold: { chatId: 'recall' } } });
+    await call();
+    await mw.compressor.drain();
+    await call();
+    const last = reports.at(-1)!;
+    expect(last.summary.applied).toBe(true);
+    const sent = JSON.stringify(model.doGenerateCalls.at(-1)!.prompt);
+    expect(sent).toContain('Summary of');
+    expect(sent).not.toContain('ctxfold_recall');
+    expect(model.doGenerateCalls.at(-1)!.tools ?? []).toEqual([]);
+  });
+});

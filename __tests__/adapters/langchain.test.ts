@@ -87,6 +87,23 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
     }
   });
 
+  test('with recall on the compressor, the view carries no recall note and no recall tool is counted: the middleware sends none, so the model is never told of a tool it lacks', async () => {
+    const { systemPrompt, history } = langchainHistory(160, 2);
+    const model = new RecordingChatModel(answer('Noted.'));
+    const { mw, reports } = middleware({ maxContextTokens: 6000, compressionThresholdTokens: 3000, keepLast: 4, recall: true, counter });
+    const plain = middleware({ maxContextTokens: 6000, compressionThresholdTokens: 3000, keepLast: 4, counter });
+    await createAgent({ model: new RecordingChatModel(answer('Noted.')), tools: [], systemPrompt, middleware: [plain.mw] }).invoke({ messages: history }, { configurable: { thread_id: 'plain' } });
+    const agent = createAgent({ model, tools: [], systemPrompt, middleware: [mw] });
+    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-off' } });
+    await mw.compressor.drain();
+    await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'And now?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-off' } });
+    const summaries = model.received[1].filter(isSummary);
+    expect(summaries).toHaveLength(1);
+    expect(String(summaries[0].content)).not.toContain('ctxfold_recall');
+    // The request's extras count as they do without recall (no recall tool definition among them).
+    expect(reports[0].report.requestExtraTokens).toBe(plain.reports[0].report.requestExtraTokens);
+  });
+
   test('LangChain\'s summarizationMiddleware replaces the history in the state; ctxfold leaves it whole', async () => {
     const { systemPrompt, history } = langchainHistory(80, 3);
     const summarizer = new RecordingChatModel(answer('SUMMARY OF EARLIER MESSAGES'));

@@ -29,6 +29,9 @@ function extrasOf(params: ModelCallOptions, modelId: string): RequestExtras {
     max_output_tokens: params.maxOutputTokens,
     tools: params.tools,
     response_format: isObj(format) && format.type === 'json' ? format : undefined,
+    // The middleware sends no recall tool: a compressor with recall on must neither count one nor
+    // tell the model in the summary that it can recall (the ai-sdk format has no recall tool either).
+    recall: false,
   };
 }
 
