@@ -53,6 +53,8 @@ interface Config {
   readonly sizes: readonly SizeConfig[];
   /** A peer call running longer than this is abandoned (its token counter throws) and the peer skipped for the rest of the workload. */
   readonly deadlineSeconds: number;
+  /** Cold calls per system on each generated history, each with fresh state; the median is reported. */
+  readonly coldRepeats: number;
   readonly planningSizes: readonly number[];
   readonly planningTimeMs: number;
   readonly countingSize: number;
@@ -72,6 +74,7 @@ const FULL: Config = {
     { size: 100_000, samples: 50, peerSamples: 3 },
   ],
   deadlineSeconds: 10,
+  coldRepeats: 5,
   planningSizes: [1000, 10_000, 100_000],
   planningTimeMs: 1000,
   countingSize: 2000,
@@ -84,6 +87,7 @@ const QUICK: Config = {
   corpusReplayEvery: 2,
   sizes: [{ size: 1000, samples: 12, peerSamples: 6 }, { size: 2000, samples: 10, peerSamples: 4 }, { size: 5000, samples: 8, peerSamples: 2 }],
   deadlineSeconds: 3,
+  coldRepeats: 2,
   planningSizes: [1000, 5000],
   planningTimeMs: 300,
   countingSize: 2000,
@@ -206,7 +210,7 @@ async function main(): Promise<void> {
   log();
 
   const probe = canMeasureMemory ? new MemoryProbe() : undefined;
-  const settings: RunSettings = { systems: SYSTEMS, deadlineSeconds: config.deadlineSeconds, probe, log };
+  const settings: RunSettings = { systems: SYSTEMS, deadlineSeconds: config.deadlineSeconds, coldRepeats: config.coldRepeats, probe, log };
   log('warming up (JIT, encoders)...');
   await warmUp(settings);
 

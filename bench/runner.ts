@@ -7,15 +7,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHistoryCache, createTokenCounter, type HistoryCache, type OpenAIChatMessage, type TokenCounter } from '../src/index.js';
 import { openaiChatLens } from '../src/core/index.js';
 import { prefixBudgets } from './budget.js';
+import { requestOrder } from './run-order.js';
 import { timedCall, type CallHooks, type RequestRecord } from './call.js';
 import { canMeasureMemory, type MemoryProbe } from './memory.js';
 import { showPastMessages, settleCompressors, type BenchSystem } from './systems.js';
+import { median } from './stats.js';
 import type { Workload } from './workloads.js';
 
 /** Settings shared by every workload run. */
 export interface RunSettings {
   readonly systems: readonly BenchSystem[];
   readonly deadlineSeconds: number;
+  /**
+   * Cold calls per system on each generated history (each with fresh state: counter, history
+   * cache, memo), their median reported: one call is one sample of a noisy machine. The corpus's
+   * conversations are cold-called once each (they are many).
+   */
+  readonly coldRepeats: number;
   readonly probe?: MemoryProbe;
   readonly log: (line: string) => void;
 }
@@ -31,12 +39,6 @@ export interface ColdState {
 
 const MODEL = 'gpt-4o';
 const bodyOf = (messages: readonly OpenAIChatMessage[]) => JSON.stringify({ model: MODEL, messages });
-
-/** The systems in a different order for each request, so none always runs right after the same neighbour. */
-function rotated<T>(items: readonly T[], by: number): T[] {
-  const k = by % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
-}
 
 function memoryHooks(probe: MemoryProbe): CallHooks {
   return {
@@ -76,38 +78,63 @@ function describe(r: RequestRecord): string {
 }
 
 /**
- * Cold calls: every system on each whole history once, ctxfold with a fresh counter. Returns the
- * records, the peers that timed out (skipped in the replay), and ctxfold's warm state for the last history.
+ * Cold calls: every system on each whole history, ctxfold with a fresh counter; each generated
+ * history `coldRepeats` times, every repetition with fresh state and its own order of systems.
+ * Returns the records (a repetition's point carries `#k`, so each is compared with the same
+ * repetition of the others), the peers that timed out (not called again, and skipped in the
+ * replay), and ctxfold's warm state for the last history.
  */
 export async function runCold(w: Workload, s: RunSettings): Promise<{ records: RequestRecord[]; timedOut: Set<string>; state?: ColdState }> {
   const records: RequestRecord[] = [];
   const timedOut = new Set<string>();
   let state: ColdState | undefined;
   const generated = w.kind === 'generated';
+  const repeats = generated ? Math.max(1, s.coldRepeats) : 1;
   for (let h = 0; h < w.histories.length; h++) {
     const history = w.histories[h];
     const reference = createTokenCounter();
     const budget = prefixBudgets(history, reference)(history.length);
     const body = bodyOf(history);
-    for (const system of rotated(s.systems, h)) {
-      if (system.replayOnly) continue;
-      const counter = createTokenCounter();
-      const historyCache = createHistoryCache();
-      const chatId = `${w.name}:${h}`;
-      const record: RequestRecord = { workload: w.name, mode: 'cold', system: system.name, point: `${h}:${history.length}`, messages: history.length, budget };
-      const hooks = generated ? (system.name === 'ctxfold' ? loopHooks(s.probe) : s.probe && canMeasureMemory ? memoryHooks(s.probe) : undefined) : undefined;
-      const { input } = await timedCall(system, { record, body, counter, historyCache, chatId, reference, deadlineSeconds: s.deadlineSeconds, hooks });
-      records.push(record);
-      if (record.timeout) timedOut.add(system.name);
-      if (system.name === 'ctxfold') state = { messages: input as OpenAIChatMessage[], counter, historyCache, chatId, budget };
-      if (generated) {
-        const extra = record.loopDelayMaxMs !== undefined ? `, event-loop delay p99 ${record.loopDelayP99Ms!.toFixed(0)} ms` : '';
-        s.log(`  ${w.name} cold  ${system.name.padEnd(22)} ${describe(record)}${record.heapDeltaMB !== undefined ? `, heap ${record.heapDeltaMB >= 0 ? '+' : ''}${record.heapDeltaMB.toFixed(0)} MB, peak rss +${record.rssPeakDeltaMB!.toFixed(0)} MB` : ''}${extra}`);
+    const bySystem = new Map<string, RequestRecord[]>();
+    for (let rep = 0; rep < repeats; rep++) {
+      for (const system of requestOrder(s.systems, h * repeats + rep, COLD_SEED)) {
+        if (system.replayOnly || timedOut.has(system.name)) continue;
+        const counter = createTokenCounter();
+        const historyCache = createHistoryCache();
+        const chatId = `${w.name}:${h}`;
+        const point = rep === 0 ? `${h}:${history.length}` : `${h}:${history.length}#${rep}`;
+        const record: RequestRecord = { workload: w.name, mode: 'cold', system: system.name, point, messages: history.length, budget };
+        const hooks = generated ? (system.name === 'ctxfold' ? loopHooks(s.probe) : s.probe && canMeasureMemory ? memoryHooks(s.probe) : undefined) : undefined;
+        const { input } = await timedCall(system, { record, body, counter, historyCache, chatId, reference, deadlineSeconds: s.deadlineSeconds, hooks });
+        records.push(record);
+        bySystem.set(system.name, [...(bySystem.get(system.name) ?? []), record]);
+        if (record.timeout) timedOut.add(system.name);
+        if (system.name === 'ctxfold') state = { messages: input as OpenAIChatMessage[], counter, historyCache, chatId, budget };
+      }
+    }
+    if (generated) {
+      for (const system of s.systems) {
+        const mine = bySystem.get(system.name);
+        if (mine) s.log(`  ${w.name} cold  ${system.name.padEnd(30)} ${describeCold(mine)}`);
       }
     }
     if (!generated && (h + 1) % 50 === 0) s.log(`  ${w.name} cold  ${h + 1}/${w.histories.length} conversations`);
   }
   return { records, timedOut, state };
+}
+
+/** Seed of the cold calls' orders (the replay's requests use the default one). */
+const COLD_SEED = 0xc01d;
+
+/** One system's cold calls on one history: the median and each call, with memory and event-loop figures when measured. */
+function describeCold(records: readonly RequestRecord[]): string {
+  const timed = records.filter((r) => r.ms !== undefined).map((r) => r.ms!);
+  const head = timed.length > 1 ? `median ${median(timed).toFixed(2)} ms of ${timed.length} (${timed.map((t) => t.toFixed(t < 10 ? 2 : 0)).join(', ')})` : describe(records[0]);
+  const last = records[records.length - 1];
+  const issues = records.filter((r) => r.ms === undefined || r.valid === false).map(describe);
+  const memory = last.heapDeltaMB !== undefined ? `, heap ${last.heapDeltaMB >= 0 ? '+' : ''}${last.heapDeltaMB.toFixed(0)} MB, peak rss +${last.rssPeakDeltaMB!.toFixed(0)} MB` : '';
+  const loop = last.loopDelayP99Ms !== undefined ? `, event-loop delay p99 ${last.loopDelayP99Ms.toFixed(0)} ms` : '';
+  return `${head}${timed.length > 1 && issues.length ? `; ${issues.join(', ')}` : ''}${memory}${loop}`;
 }
 
 /**
@@ -141,7 +168,7 @@ export async function runReplay(w: Workload, s: RunSettings, skip: ReadonlySet<s
       const budget = budgets(end);
       const peers = w.peerPoints[h].has(end);
       const line: string[] = [];
-      for (const system of rotated(s.systems, done)) {
+      for (const system of requestOrder(s.systems, done)) {
         if (disabled.has(system.name)) continue;
         if (!peers && !system.name.startsWith('ctxfold') && !system.floor) continue;
         const record: RequestRecord = { workload: w.name, mode: 'replay', system: system.name, point: `${h}:${end}`, messages: end, budget };
