@@ -1,4 +1,4 @@
-import { sameJson } from '../core/same-json.js';
+import { sharedMessages } from '../core/same-message.js';
 import type { Grouping } from '../core/groups.js';
 import type { FormatName } from '../formats/lens.js';
 import { Fingerprints } from './fingerprints.js';
@@ -85,10 +85,8 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
       entries.delete(chatId); // most recently used last
       entries.set(chatId, entry);
       const known = entry.history.messages;
-      const limit = Math.min(messages.length, known.length);
-      let shared = 0;
       // The same object, or equal content: comparing two strings is far cheaper than hashing one.
-      while (shared < limit && (known[shared] === messages[shared] || sameJson(known[shared], messages[shared]))) shared++;
+      const shared = sharedMessages(known, messages);
       return shared === 0 ? NOTHING : { history: entry.history, shared };
     },
     remember(chatId, history) {
