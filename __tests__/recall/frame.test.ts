@@ -42,9 +42,13 @@ describe('the recall note and the tool definition', () => {
     expect(anthropicTool.name).toBe('ctxfold_recall');
     expect(chatTool.function.parameters).toEqual(responsesTool.parameters);
     expect(anthropicTool.input_schema).toEqual(chatTool.function.parameters);
+    // AI SDK provider tools (LanguageModelV3FunctionTool), what a middleware sees in params.tools.
+    const aiSdkTool = recallToolDefinition('ai-sdk') as { type: string; name: string; inputSchema: unknown };
+    expect(aiSdkTool).toMatchObject({ type: 'function', name: 'ctxfold_recall' });
+    expect(aiSdkTool.inputSchema).toEqual(chatTool.function.parameters);
     expect(JSON.stringify(recallToolDefinition('openai'))).toBe(JSON.stringify(chatTool));
     expect(() => recallToolDefinition('gemini' as never)).toThrow(InputError);
-    expect(() => recallToolDefinition('gemini' as never)).toThrow(/format: must be one of openai, openai-responses, anthropic/);
+    expect(() => recallToolDefinition('gemini' as never)).toThrow(/format: must be one of openai, openai-responses, anthropic, ai-sdk/);
   });
 
   test('a shortened summary keeps its note whole at the end', () => {

@@ -173,4 +173,15 @@ describe('without a reader, wrap is unchanged', () => {
     expect(() => compressor.wrap(handler, { readResponse: { format: 'openai' } as never })).toThrow(/^options\.readResponse: must be/);
     expect(() => compressor.wrap(handler, { readResponse: 'openai-responses' })).toThrow(/^options\.readResponse: reads openai-responses responses, but the compressor's format is "openai"/);
   });
+
+  test('tools given as a record, not a list, get no recall tool and the summary tells of none (they pass as they came)', async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages);
+    const model = scripted(completion);
+    const tools = { weather: { description: 'Weather in a city' } };
+    await compressor.wrap(model.handler)({ ...ask(messages), tools: tools as never });
+    expect(model.requests[0].tools).toEqual(tools);
+    expect(JSON.stringify(model.requests[0].messages)).toContain('Summary of');
+    expect(JSON.stringify(model.requests[0].messages)).not.toContain('ctxfold_recall');
+  });
 });

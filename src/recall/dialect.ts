@@ -19,15 +19,12 @@ export interface RecallAsk {
 }
 
 /**
- * How one endpoint's responses carry recall calls and how an answered round is written into its
- * history. Invariant: `read` gives undefined exactly when `without` would return the response
- * unchanged, and `turn` + one `result` per call form a complete, valid call turn of the format.
+ * How whole responses carry recall calls and how an answered round is written into the history:
+ * all the rounds need (`answerRecallRounds`). Invariant: `read` gives undefined exactly when
+ * `without` would return the response unchanged, and `turn` + one `result` per call form a
+ * complete, valid call turn of the format.
  */
-export interface RecallDialect {
-  /** The wire format of the history the turns are written in. */
-  readonly format: 'openai' | 'openai-responses';
-  /** The body field that carries the history on the wire. */
-  readonly listField: 'messages' | 'input';
+export interface RecallRoundDialect {
   /** The recall calls a response holds, or undefined when it holds none. */
   read(response: Fields): RecallAsk | undefined;
   /** The history items of the model's turn that made the calls, in order (appended before the results). */
@@ -36,6 +33,14 @@ export interface RecallDialect {
   result(call: RecallCall, text: string): unknown;
   /** A copy of the response without its recall calls (the response itself when it has none). */
   without<T>(response: T): T;
+}
+
+/** How one HTTP endpoint's responses, whole or streamed, carry recall calls (see `RecallRoundDialect`). */
+export interface RecallDialect extends RecallRoundDialect {
+  /** The wire format of the history the turns are written in. */
+  readonly format: 'openai' | 'openai-responses';
+  /** The body field that carries the history on the wire. */
+  readonly listField: 'messages' | 'input';
   /**
    * A copy of the response without the recall tool in what it echoes of its request (the response
    * itself when it echoes none): what every response of a request that was offered the tool goes

@@ -1,7 +1,7 @@
 import type { CompressResult } from '../runtime/compress.js';
 import type { CompressorRecall, RequestExtras } from '../runtime/compressor.js';
 import { CHAT_RECALL } from './chat-dialect.js';
-import { isFields, type RecallDialect } from './dialect.js';
+import { isFields, type RecallDialect, type RecallRoundDialect } from './dialect.js';
 import { RESPONSES_RECALL } from './responses-dialect.js';
 
 /** The formats whose responses ctxfold can read recall calls from (and answer them). */
@@ -26,7 +26,7 @@ export interface RecallView {
 export interface RecallRounds<R> {
   /** The compressor that made the first view (its `compress`, and its `recall`: without it, nothing is answered). */
   readonly compressor: { readonly recall?: CompressorRecall; compress<M>(chatId: string, messages: M[], request?: RequestExtras): Promise<CompressResult<M> & { readonly tools?: unknown[] }> };
-  readonly dialect: RecallDialect;
+  readonly dialect: RecallRoundDialect;
   readonly chatId: string;
   /** The application's history (the recall rounds are appended to a copy, never to it). */
   readonly history: readonly unknown[];

@@ -5,10 +5,10 @@ import { describe } from '../formats/describe.js';
 export const RECALL_TOOL_NAME = 'ctxfold_recall';
 
 /** The wire formats a recall tool definition exists for. */
-export type RecallToolFormat = 'openai' | 'openai-responses' | 'anthropic';
+export type RecallToolFormat = 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk';
 
 /** The formats `recallToolDefinition` takes. */
-export const RECALL_TOOL_FORMATS: readonly RecallToolFormat[] = Object.freeze(['openai', 'openai-responses', 'anthropic']);
+export const RECALL_TOOL_FORMATS: readonly RecallToolFormat[] = Object.freeze(['openai', 'openai-responses', 'anthropic', 'ai-sdk']);
 
 const DESCRIPTION = 'Reads again the original text of earlier messages of this conversation that a summary replaced. '
   + 'Pass ids (the message numbers the summary names, like "#12", oldest first) and/or a query (words to search for, '
@@ -28,7 +28,9 @@ const PARAMETERS = Object.freeze({
  * The recall tool's definition in a format's own shape: Chat Completions
  * `{ type: 'function', function: { name, description, parameters } }`, Responses
  * `{ type: 'function', name, description, parameters, strict: false }`, Anthropic
- * `{ name, description, input_schema }`. Invariant: the same format always gives the same JSON
+ * `{ name, description, input_schema }`, AI SDK provider tools (`LanguageModelV3FunctionTool`,
+ * what a language-model middleware sees in `params.tools`) `{ type: 'function', name, description,
+ * inputSchema }`. Invariant: the same format always gives the same JSON
  * (a new object each time; the request's prompt prefix stays byte-stable). Any other format is an
  * `InputError` naming the supported ones.
  */
@@ -40,6 +42,8 @@ export function recallToolDefinition(format: RecallToolFormat): Record<string, u
       return { type: 'function', name: RECALL_TOOL_NAME, description: DESCRIPTION, parameters: PARAMETERS, strict: false };
     case 'anthropic':
       return { name: RECALL_TOOL_NAME, description: DESCRIPTION, input_schema: PARAMETERS };
+    case 'ai-sdk':
+      return { type: 'function', name: RECALL_TOOL_NAME, description: DESCRIPTION, inputSchema: PARAMETERS };
     default:
       throw new InputError('format', `must be one of ${RECALL_TOOL_FORMATS.join(', ')} (a recall tool definition exists for these), got ${describe(format)}`);
   }

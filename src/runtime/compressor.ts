@@ -185,8 +185,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       emit('warning', { code: 'store-unavailable', chatId, error, message: `store.get failed: ${error instanceof Error ? error.message : String(error)}` });
     }
     // Recall on: the tool's definition is counted with the request's tools, and the summary
-    // carries a note naming what can be recalled (kept whole when the summary is shortened).
-    const recallTool = recall && request?.recall !== false ? recallToolToCount(request?.format ?? format) : undefined;
+    // carries a note naming what can be recalled (kept whole when the summary is shortened). Tools
+    // given as anything but a list (the AI SDK's `generateText` takes a record) cannot take one more:
+    // no tool, and no note telling the model of it.
+    const toolsListed = request?.tools === undefined || Array.isArray(request.tools);
+    const recallTool = recall && request?.recall !== false && toolsListed ? recallToolToCount(request?.format ?? format) : undefined;
     const planned = forRequest(recallTool ? { ...request, tools: [...(Array.isArray(request?.tools) ? request.tools : []), recallTool] } : request);
     const analysis = analyzeContext(messages, {
       ...planned,

@@ -7,6 +7,8 @@ import { checkMiddlewareOptions } from './options.js';
 import { asProviderPrompt } from './provider-prompt.js';
 import type { AiSdkMiddleware, CtxfoldMiddleware, CtxfoldMiddlewareOptions, ModelCallOptions } from './types.js';
 import { inputTokensOf, watchFinish } from './usage.js';
+import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
+import { answerRecallRounds } from '../../recall/rounds.js';
 
 /** What `transformParams` hands to `wrapGenerate` / `wrapStream` for the same call. */
 interface Pending {
@@ -16,22 +18,28 @@ interface Pending {
   readonly history: readonly unknown[];
   readonly report: CompressResult<unknown>['report'];
   readonly modelId: string;
+  /** What the compressor counted for the call, for the views of its recall rounds. */
+  readonly extras: RequestExtras;
+  /** True when the call was offered the recall tool (its recall calls are answered here). */
+  readonly recall: boolean;
 }
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The request facts the compressor counts: the reply's reserve, the tools, a JSON response schema, the model. */
-function extrasOf(params: ModelCallOptions, modelId: string): RequestExtras {
+/**
+ * The request facts the compressor counts: the reply's reserve, the tools, a JSON response schema,
+ * the model. A streamed call asks for no recall: `wrapStream` does not answer recall calls, so the
+ * compressor neither adds the tool nor tells the model in the summary that it can recall.
+ */
+function extrasOf(params: ModelCallOptions, modelId: string, type: 'generate' | 'stream'): RequestExtras {
   const format = (params as { responseFormat?: unknown }).responseFormat;
   return {
     model: modelId,
     max_output_tokens: params.maxOutputTokens,
     tools: params.tools,
     response_format: isObj(format) && format.type === 'json' ? format : undefined,
-    // The middleware sends no recall tool: a compressor with recall on must neither count one nor
-    // tell the model in the summary that it can recall (the ai-sdk format has no recall tool either).
-    recall: false,
+    ...(type === 'stream' ? { recall: false } : {}),
   };
 }
 
@@ -49,7 +57,9 @@ function providerChatId(params: ModelCallOptions): string | undefined {
  * reply's `maxOutputTokens`, the `tools` and a JSON `responseFormat`; `wrapGenerate` /
  * `wrapStream` then call `compressor.afterResponse` once per model response (for a stream, at its
  * `finish` part) with the input tokens the provider billed, which calibrates the count and
- * schedules the chat's background summary when the plan asked for one. Every decision is the
+ * schedules the chat's background summary when the plan asked for one. With `recall` on, a
+ * `generateText` call is offered the `ctxfold_recall` tool and `wrapGenerate` answers the model's
+ * recall calls itself (a streamed call is offered none). Every decision is the
  * compressor's; the caller's params and messages are never mutated. Works with `ai` 6 (V3) and
  * `ai` 7 (V4) alike: see `specificationVersion`.
  */
@@ -72,13 +82,14 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
     return defaultChatId({ messages: params.prompt });
   }
 
-  const transformParams: NonNullable<AiSdkMiddleware['transformParams']> = async ({ params, model }) => {
+  const transformParams: NonNullable<AiSdkMiddleware['transformParams']> = async ({ params, model, type }) => {
     if (!Array.isArray(params?.prompt)) throw new InputError('params.prompt', 'must be the provider prompt (an array of messages)');
     const compressor = slot.forModel(model.modelId);
     const chatId = chatIdOf(params);
-    const { messages, report } = await compressor.compress(chatId, params.prompt, extrasOf(params, model.modelId));
-    const out = { ...params, prompt: asProviderPrompt(messages) };
-    pending.set(out, { compressor, chatId, history: params.prompt, report, modelId: model.modelId });
+    const extras = extrasOf(params, model.modelId, type);
+    const { messages, report, tools } = await compressor.compress(chatId, params.prompt, extras);
+    const out = { ...params, prompt: asProviderPrompt(messages), ...(tools ? { tools: tools as typeof params.tools } : {}) };
+    pending.set(out, { compressor, chatId, history: params.prompt, report, modelId: model.modelId, extras, recall: tools !== undefined && compressor.recall !== undefined });
     return out;
   };
 
@@ -89,10 +100,26 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
     return p;
   };
 
-  const wrapGenerate: NonNullable<AiSdkMiddleware['wrapGenerate']> = async ({ doGenerate, params }) => {
-    const result = await doGenerate();
+  const wrapGenerate: NonNullable<AiSdkMiddleware['wrapGenerate']> = async ({ doGenerate, params, model }) => {
+    let result = await doGenerate();
     const p = take(params);
-    p?.compressor.afterResponse(p.chatId, p.history, p.report, { billedInputTokens: inputTokensOf(result.usage), model: p.modelId });
+    if (!p) return result;
+    let report = p.report;
+    if (p.recall) {
+      // The model's recall calls are answered here and the model called again (same params, the
+      // new view and tools): the SDK, and the application, get the last result only.
+      const out = await answerRecallRounds(result, p.report, {
+        compressor: p.compressor,
+        dialect: AI_SDK_RECALL,
+        chatId: p.chatId,
+        history: p.history,
+        extras: p.extras,
+        ask: async (view) => model.doGenerate({ ...params, prompt: asProviderPrompt(view.messages as typeof params.prompt), ...(view.tools ? { tools: view.tools as typeof params.tools } : {}) }),
+      });
+      result = out.pending ? AI_SDK_RECALL.without(out.reply) : out.reply;
+      report = out.report;
+    }
+    p.compressor.afterResponse(p.chatId, p.history, report, { billedInputTokens: inputTokensOf(result.usage), model: p.modelId });
     return result;
   };
 

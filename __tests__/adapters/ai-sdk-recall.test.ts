@@ -1,0 +1,159 @@
+import { afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { ctxfoldMiddleware, type CtxfoldMiddleware } from '../../src/adapters/ai-sdk/index.js';
+import { createTokenCounter } from '../../src/tokens/counter.js';
+import { loadAi6, loadAi7, textResult, textStreamParts, toolCallsResult, type Sdk } from '../helpers/ai-sdk-sdk.js';
+import { providerPromptProblems } from '../helpers/ai-sdk-provider-prompt.js';
+
+/**
+ * With `recall` on, the AI SDK middleware offers `generateText` calls the `ctxfold_recall` tool and
+ * answers the model's recall calls itself (the model is called again with the original messages'
+ * text); `generateText` and the application see the last result only. Streamed calls are offered
+ * no tool and told of none.
+ */
+
+const counter = createTokenCounter();
+const FACT = 'Noted: the deploy script reads its settings from /etc/lantern/app.toml, key LX-5520.';
+const open: CtxfoldMiddleware[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((m) => m.compressor.close(200)));
+});
+
+type Msg = { role: 'user' | 'assistant'; content: string };
+const system = 'You are a careful assistant.';
+
+/** `turns` user/assistant pairs (about 70 tokens each; the system prompt goes in `system`); the first answer holds `FACT`. */
+function history(turns: number): Msg[] {
+  const out: Msg[] = [];
+  for (let t = 0; t < turns; t++) {
+    out.push({ role: 'user', content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}` });
+    out.push({ role: 'assistant', content: t === 0 ? FACT : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}` });
+  }
+  return out;
+}
+
+type Result = ReturnType<typeof textResult> | ReturnType<typeof toolCallsResult>;
+
+/** ai 7 declares `engines.node >= 22` and is only ever loaded under it. */
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+const SDKS: [string, () => Promise<Sdk>][] = [['ai 6 (V3)', loadAi6], ...(NODE_MAJOR >= 22 ? [['ai 7 (V4)', loadAi7] as [string, () => Promise<Sdk>]] : [])];
+let sdk: Sdk;
+
+/** A model answering from a script (each call the next result; `ok <n>` when it runs out), keeping every call's options. */
+function scriptedModel(...script: Result[]) {
+  const calls: { prompt: unknown[]; tools?: { name: string }[] }[] = [];
+  const model = new sdk.MockModel({
+    modelId: 'gpt-4o',
+    doGenerate: async (options: { prompt: unknown; tools?: unknown }) => {
+      calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined });
+      return (script.shift() ?? textResult(`ok ${calls.length}`, 100)) as never;
+    },
+  });
+  return { model, calls };
+}
+
+/** A middleware with recall on whose chat "a" already has a summary over its early messages. */
+async function foldedMiddleware(messages: Msg[], rounds?: number) {
+  const mw = ctxfoldMiddleware({ maxContextTokens: 2000, keepLast: 4, recall: rounds === undefined ? true : { rounds }, counter, specificationVersion: sdk.spec });
+  open.push(mw);
+  const first = scriptedModel();
+  await sdk.generateText({ model: sdk.wrapLanguageModel({ model: first.model, middleware: mw }), system, messages: messages as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+  await mw.compressor.drain();
+  return mw;
+}
+
+const ask = (messages: Msg[]): Msg[] => [...messages, { role: 'user', content: 'Where are the settings?' }];
+const recallCall = (id: string, input: unknown) => toolCallsResult([{ id, name: 'ctxfold_recall', input }], 100);
+
+describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s', (_name, load) => {
+  beforeAll(async () => {
+    sdk = await load();
+  });
+
+  test('the model is called again with the original text; generateText gets the last answer, no recall call', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    const { model, calls } = scriptedModel(recallCall('r1', { query: 'LX-5520' }), textResult('The key is LX-5520.', 100));
+    const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+
+    expect(result.text).toBe('The key is LX-5520.');
+    expect(result.toolCalls).toEqual([]);
+    expect(calls).toHaveLength(2);
+    const [first, second] = calls;
+    expect(JSON.stringify(first.prompt)).not.toContain('deploy script reads its settings');
+    expect(JSON.stringify(first.prompt)).toContain('ctxfold_recall');
+    expect(first.tools?.map((t) => t.name)).toEqual(['ctxfold_recall']);
+    const tail = second.prompt.slice(-2) as { role: string; content: Record<string, unknown>[] }[];
+    expect(tail[0]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'r1', toolName: 'ctxfold_recall', input: { query: 'LX-5520' } }] });
+    expect(tail[1].role).toBe('tool');
+    expect(tail[1].content[0]).toMatchObject({ type: 'tool-result', toolCallId: 'r1', toolName: 'ctxfold_recall', output: { type: 'text' } });
+    expect(JSON.stringify(tail[1].content[0].output)).toContain('/etc/lantern/app.toml');
+    // The round's prompt is a provider prompt in shape, and every call in it is answered right after.
+    expect(providerPromptProblems(second.prompt)).toEqual([]);
+    const prompt = second.prompt as { role: string; content: Record<string, unknown>[] | string }[];
+    prompt.forEach((m, k) => {
+      if (m.role !== 'assistant' || typeof m.content === 'string') return;
+      const opened = m.content.filter((p) => p.type === 'tool-call').map((p) => p.toolCallId);
+      if (opened.length === 0) return;
+      const next = prompt[k + 1];
+      const answered = next?.role === 'tool' && typeof next.content !== 'string' ? next.content.map((p) => p.toolCallId) : [];
+      expect(new Set(answered)).toEqual(new Set(opened));
+    });
+  });
+
+  test("the application's own tools stay, and a result mixing them with a recall call reaches it without the recall call", async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    const mixed = toolCallsResult([{ id: 'r1', name: 'ctxfold_recall', input: { query: 'LX-5520' } }, { id: 'w1', name: 'weather', input: { city: 'Oslo' } }], 100);
+    const { model, calls } = scriptedModel(mixed);
+    const weather = sdk.tool({ description: 'Weather in a city', inputSchema: sdk.jsonSchema({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }) });
+    const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, tools: { weather }, providerOptions: { ctxfold: { chatId: 'a' } } });
+
+    expect(calls).toHaveLength(1);
+    expect(calls[0].tools?.map((t) => t.name)).toEqual(['weather', 'ctxfold_recall']);
+    expect(result.toolCalls.map((c: { toolName: string }) => c.toolName)).toEqual(['weather']);
+    expect(result.finishReason).toBe('tool-calls');
+  });
+
+  test('past the rounds the recall call is removed and the result finishes for stop', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages, 1);
+    const { model, calls } = scriptedModel(recallCall('r1', { query: 'LX-5520' }), recallCall('r2', { ids: ['#2'] }));
+    const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+
+    expect(calls).toHaveLength(2);
+    expect(result.toolCalls).toEqual([]);
+    expect(result.finishReason).toBe('stop');
+    expect(result.response.messages.some((m: unknown) => JSON.stringify(m).includes('ctxfold_recall'))).toBe(false);
+  });
+
+  test('streamText is offered no recall tool, and its summary tells the model of none', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    const seen: { prompt: unknown; tools: unknown }[] = [];
+    const model = new sdk.MockModel({
+      modelId: 'gpt-4o',
+      doStream: async (options: { prompt: unknown; tools?: unknown }) => {
+        seen.push({ prompt: options.prompt, tools: options.tools });
+        return { stream: sdk.simulateReadableStream({ chunks: textStreamParts('streamed answer', 100) as never[] }) };
+      },
+    });
+    const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+    expect(await result.text).toBe('streamed answer');
+    expect(seen).toHaveLength(1);
+    expect(seen[0].tools ?? []).toEqual([]);
+    expect(JSON.stringify(seen[0].prompt)).not.toContain('ctxfold_recall');
+    // The same chat through generateText is told of the tool: the summary is there, only the note differs.
+    const { model: generating, calls } = scriptedModel();
+    await sdk.generateText({ model: sdk.wrapLanguageModel({ model: generating, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+    expect(JSON.stringify(calls[0].prompt)).toContain('ctxfold_recall');
+  });
+
+  test('with recall off nothing changes: no tool, and a recall-looking call reaches the application', async () => {
+    const mw = ctxfoldMiddleware({ maxContextTokens: 2000, keepLast: 4, counter, specificationVersion: sdk.spec });
+    open.push(mw);
+    const { model, calls } = scriptedModel(recallCall('r1', { query: 'x' }));
+    const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(history(3)) as never, providerOptions: { ctxfold: { chatId: 'b' } } });
+    expect(calls[0].tools).toBeUndefined();
+    expect(result.toolCalls.map((c: { toolName: string }) => c.toolName)).toEqual(['ctxfold_recall']);
+  });
+});
