@@ -5,18 +5,7 @@
  * same library's other configuration warms them; a heavy tokenizer run clears them). A fresh
  * shuffle per request spreads those effects over every system.
  */
-
-/** A 32-bit pseudo-random generator (mulberry32): the same seed gives the same sequence. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './fixtures/conversation.js';
 
 /**
  * `items` in the order of request number `request`: a permutation (every item once), shuffled
