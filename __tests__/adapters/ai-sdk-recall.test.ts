@@ -51,6 +51,35 @@ function scriptedModel(...script: Result[]) {
   return { model, calls };
 }
 
+/** A model streaming from a script (each call the next list of parts; a text when it runs out), keeping every call's options. */
+function streamingModel(script: unknown[][]) {
+  const calls: { prompt: unknown[]; tools?: { name: string }[] }[] = [];
+  const model = new sdk.MockModel({
+    modelId: 'gpt-4o',
+    doStream: async (options: { prompt: unknown; tools?: unknown }) => {
+      calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined });
+      return { stream: sdk.simulateReadableStream({ chunks: script.shift() ?? textStreamParts(`ok ${calls.length}`, 100) }) };
+    },
+  });
+  return { model, calls };
+}
+
+/** The stream parts of one tool call (input streamed in two deltas), then a `tool-calls` finish. */
+function toolStreamParts(id: string, name: string, input: unknown): unknown[] {
+  const text = JSON.stringify(input);
+  const usage = { inputTokens: { total: 100, noCache: 100, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+  return [
+    { type: 'stream-start', warnings: [] },
+    { type: 'tool-input-start', id, toolName: name },
+    { type: 'tool-input-delta', id, delta: text.slice(0, 5) },
+    { type: 'tool-input-delta', id, delta: text.slice(5) },
+    { type: 'tool-input-end', id },
+    { type: 'tool-call', toolCallId: id, toolName: name, input: text },
+    { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage },
+  ];
+}
+const recallStreamParts = (id: string, input: unknown) => toolStreamParts(id, 'ctxfold_recall', input);
+
 /** A middleware with recall on whose chat "a" already has a summary over its early messages. */
 async function foldedMiddleware(messages: Msg[], rounds?: number) {
   const mw = ctxfoldMiddleware({ maxContextTokens: 2000, keepLast: 4, recall: rounds === undefined ? true : { rounds }, counter, specificationVersion: sdk.spec });
@@ -126,26 +155,94 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     expect(result.response.messages.some((m: unknown) => JSON.stringify(m).includes('ctxfold_recall'))).toBe(false);
   });
 
-  test('streamText is offered no recall tool, and its summary tells the model of none', async () => {
+  test('streamText: a stream opening with a recall call is answered, and the application gets the next round as one stream', async () => {
     const messages = history(24);
     const mw = await foldedMiddleware(messages);
-    const seen: { prompt: unknown; tools: unknown }[] = [];
+    const { model, calls } = streamingModel([recallStreamParts('r1', { query: 'LX-5520' }), textStreamParts('The key is LX-5520.', 100)]);
+    const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+    expect(await result.text).toBe('The key is LX-5520.');
+    expect(await result.toolCalls).toEqual([]);
+    expect(await result.finishReason).toBe('stop');
+    expect(calls).toHaveLength(2);
+    expect(calls[0].tools?.map((t) => t.name)).toEqual(['ctxfold_recall']);
+    expect(JSON.stringify(calls[0].prompt)).toContain('ctxfold_recall');
+    const tail = calls[1].prompt.slice(-2) as { role: string; content: Record<string, unknown>[] }[];
+    expect(tail[0]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'r1', toolName: 'ctxfold_recall', input: { query: 'LX-5520' } }] });
+    expect(JSON.stringify(tail[1].content[0].output)).toContain('/etc/lantern/app.toml');
+    expect(providerPromptProblems(calls[1].prompt)).toEqual([]);
+  });
+
+  test('streamText: text first streams through at once; a recall call after it is removed, not answered', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    // The model holds its stream after the first text delta until the application has read it: a
+    // middleware that buffered the answer would never let this test finish.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const parts = [...textStreamParts('Let me check. ', 100).slice(0, -1), ...recallStreamParts('r1', { query: 'LX-5520' }).slice(1)];
+    const calls: { prompt: unknown[] }[] = [];
     const model = new sdk.MockModel({
       modelId: 'gpt-4o',
-      doStream: async (options: { prompt: unknown; tools?: unknown }) => {
-        seen.push({ prompt: options.prompt, tools: options.tools });
-        return { stream: sdk.simulateReadableStream({ chunks: textStreamParts('streamed answer', 100) as never[] }) };
+      doStream: async (options: { prompt: unknown[] }) => {
+        calls.push({ prompt: options.prompt });
+        let k = 0;
+        return {
+          stream: new ReadableStream({
+            async pull(controller) {
+              if (k === parts.length) return controller.close();
+              const part = parts[k++];
+              controller.enqueue(part);
+              if ((part as { type: string }).type === 'text-delta') await gate;
+            },
+          }),
+        };
       },
     });
     const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
-    expect(await result.text).toBe('streamed answer');
-    expect(seen).toHaveLength(1);
-    expect(seen[0].tools ?? []).toEqual([]);
-    expect(JSON.stringify(seen[0].prompt)).not.toContain('ctxfold_recall');
-    // The same chat through generateText is told of the tool: the summary is there, only the note differs.
-    const { model: generating, calls } = scriptedModel();
-    await sdk.generateText({ model: sdk.wrapLanguageModel({ model: generating, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
-    expect(JSON.stringify(calls[0].prompt)).toContain('ctxfold_recall');
+    const seen: string[] = [];
+    for await (const text of result.textStream) {
+      seen.push(text);
+      release();
+    }
+    expect(seen.join('')).toBe('Let me check. ');
+    expect(await result.toolCalls).toEqual([]);
+    expect(await result.finishReason).toBe('stop');
+    expect(calls).toHaveLength(1);
+  });
+
+  test("streamText: a recall call mixed with the application's call reaches it without the recall call", async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    const mixed = [...recallStreamParts('r1', { query: 'LX-5520' }).slice(0, -1), ...toolStreamParts('w1', 'weather', { city: 'Oslo' }).slice(1)];
+    const { model, calls } = streamingModel([mixed]);
+    const weather = sdk.tool({ description: 'Weather in a city', inputSchema: sdk.jsonSchema({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }) });
+    const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, tools: { weather }, providerOptions: { ctxfold: { chatId: 'a' } } });
+    expect((await result.toolCalls).map((c: { toolName: string }) => c.toolName)).toEqual(['weather']);
+    expect(await result.finishReason).toBe('tool-calls');
+    expect(calls).toHaveLength(1);
+  });
+
+  test('streamText: a round that fails errors the stream (reading it throws the error; nothing of the recall round was shown)', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    let n = 0;
+    const model = new sdk.MockModel({
+      modelId: 'gpt-4o',
+      doStream: async () => {
+        if (++n > 1) throw new Error('model unavailable');
+        return { stream: sdk.simulateReadableStream({ chunks: recallStreamParts('r1', { query: 'LX-5520' }) }) };
+      },
+    });
+    const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } }, onError: () => undefined });
+    const types: string[] = [];
+    const read = async () => {
+      for await (const part of result.fullStream) types.push((part as { type: string }).type);
+    };
+    await expect(read()).rejects.toThrow('model unavailable');
+    expect(n).toBe(2);
+    expect(types.some((t) => t.startsWith('tool-'))).toBe(false);
   });
 
   test('with recall off nothing changes: no tool, and a recall-looking call reaches the application', async () => {

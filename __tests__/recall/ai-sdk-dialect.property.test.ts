@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { AI_SDK_RECALL } from '../../src/recall/ai-sdk-dialect.js';
+import { assembleParts, recallPartStripper, streamSignal } from '../../src/recall/ai-sdk-stream.js';
 import { propertyParams } from '../helpers/property-runs.js';
 
 /**
@@ -91,6 +92,55 @@ describe('AI SDK recall dialect', () => {
       for (const [k, m] of results.entries()) {
         expect(m).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: asked.calls[k].id, toolName: RECALL, output: { type: 'text', value: `answer ${asked.calls[k].id}` } }] });
       }
+    }), propertyParams());
+  });
+
+  /** The stream parts a provider would send for `r`: text and reasoning in deltas, each call's input in two deltas, then the finish. */
+  function partsOf(r: { content: Part[]; finishReason: unknown }, cut: number): Part[] {
+    const out: Part[] = [{ type: 'stream-start', warnings: [] }];
+    r.content.forEach((p, k) => {
+      const id = `p${k}`;
+      if (p.type === 'text' || p.type === 'reasoning') {
+        const text = p.text as string;
+        const at = Math.min(text.length, cut);
+        out.push({ type: `${p.type}-start`, id }, { type: `${p.type}-delta`, id, delta: text.slice(0, at) }, { type: `${p.type}-delta`, id, delta: text.slice(at) }, { type: `${p.type}-end`, id });
+      } else if (p.type === 'tool-call') {
+        const input = p.input as string;
+        out.push({ type: 'tool-input-start', id: p.toolCallId, toolName: p.toolName, ...(p.providerExecuted !== undefined ? { providerExecuted: p.providerExecuted } : {}) });
+        out.push({ type: 'tool-input-delta', id: p.toolCallId, delta: input.slice(0, cut) }, { type: 'tool-input-delta', id: p.toolCallId, delta: input.slice(cut) }, { type: 'tool-input-end', id: p.toolCallId }, p);
+      } else out.push(p);
+    });
+    out.push({ type: 'finish', finishReason: r.finishReason, usage: { inputTokens: { total: 1 } } });
+    return out;
+  }
+
+  test('streams: stripping the recall calls from the parts adds up to the result without them', () => {
+    fc.assert(fc.property(result, fc.nat(6), (r, cut) => {
+      const parts = partsOf(r, cut);
+      const strip = recallPartStripper();
+      const kept = parts.map((p) => strip(p)).filter((p): p is Part => p !== undefined);
+      const whole = assembleParts(parts);
+      const expected = AI_SDK_RECALL.without(whole);
+      const got = assembleParts(kept);
+      expect(got.content).toEqual(expected.content);
+      expect(got.finishReason).toEqual(expected.finishReason);
+      // No part of a recall call is left, and every other part passed as the same object.
+      const recallIds = new Set(r.content.filter(isRecall).map((p) => p.toolCallId));
+      for (const p of kept) expect(recallIds.has((p.id ?? p.toolCallId) as string) && String(p.type).startsWith('tool-')).toBe(false);
+      for (const p of kept) if (p.type !== 'finish') expect(parts).toContain(p);
+    }), propertyParams());
+  });
+
+  test('streams: the first telling part is text for the user, a recall call, or anything else the application acts on', () => {
+    fc.assert(fc.property(result, fc.nat(6), (r, cut) => {
+      const parts = partsOf(r, cut);
+      const first = parts.map((p) => streamSignal(p)).find((x) => x !== undefined);
+      // Restated: the first non-empty text delta, the first call or approval request, whichever comes first.
+      const telling = parts.find((p) => (p.type === 'text-delta' && p.delta !== '') || p.type === 'tool-input-start' || p.type === 'tool-call' || p.type === 'tool-approval-request');
+      const expected = telling === undefined ? undefined
+        : telling.type === 'text-delta' ? 'text'
+          : telling.type !== 'tool-approval-request' && telling.toolName === RECALL && telling.providerExecuted !== true ? 'recall' : 'other';
+      expect(first).toBe(expected);
     }), propertyParams());
   });
 });

@@ -9,6 +9,7 @@ import type { AiSdkMiddleware, CtxfoldMiddleware, CtxfoldMiddlewareOptions, Mode
 import { inputTokensOf, watchFinish } from './usage.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
+import { recallAnsweringStream } from './recall-stream.js';
 
 /** What `transformParams` hands to `wrapGenerate` / `wrapStream` for the same call. */
 interface Pending {
@@ -27,19 +28,14 @@ interface Pending {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * The request facts the compressor counts: the reply's reserve, the tools, a JSON response schema,
- * the model. A streamed call asks for no recall: `wrapStream` does not answer recall calls, so the
- * compressor neither adds the tool nor tells the model in the summary that it can recall.
- */
-function extrasOf(params: ModelCallOptions, modelId: string, type: 'generate' | 'stream'): RequestExtras {
+/** The request facts the compressor counts: the reply's reserve, the tools, a JSON response schema, the model. */
+function extrasOf(params: ModelCallOptions, modelId: string): RequestExtras {
   const format = (params as { responseFormat?: unknown }).responseFormat;
   return {
     model: modelId,
     max_output_tokens: params.maxOutputTokens,
     tools: params.tools,
     response_format: isObj(format) && format.type === 'json' ? format : undefined,
-    ...(type === 'stream' ? { recall: false } : {}),
   };
 }
 
@@ -57,9 +53,9 @@ function providerChatId(params: ModelCallOptions): string | undefined {
  * reply's `maxOutputTokens`, the `tools` and a JSON `responseFormat`; `wrapGenerate` /
  * `wrapStream` then call `compressor.afterResponse` once per model response (for a stream, at its
  * `finish` part) with the input tokens the provider billed, which calibrates the count and
- * schedules the chat's background summary when the plan asked for one. With `recall` on, a
- * `generateText` call is offered the `ctxfold_recall` tool and `wrapGenerate` answers the model's
- * recall calls itself (a streamed call is offered none). Every decision is the
+ * schedules the chat's background summary when the plan asked for one. With `recall` on, every
+ * call is offered the `ctxfold_recall` tool and `wrapGenerate` / `wrapStream` answer the model's
+ * recall calls themselves (a stream stays one stream). Every decision is the
  * compressor's; the caller's params and messages are never mutated. Works with `ai` 6 (V3) and
  * `ai` 7 (V4) alike: see `specificationVersion`.
  */
@@ -82,11 +78,11 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
     return defaultChatId({ messages: params.prompt });
   }
 
-  const transformParams: NonNullable<AiSdkMiddleware['transformParams']> = async ({ params, model, type }) => {
+  const transformParams: NonNullable<AiSdkMiddleware['transformParams']> = async ({ params, model }) => {
     if (!Array.isArray(params?.prompt)) throw new InputError('params.prompt', 'must be the provider prompt (an array of messages)');
     const compressor = slot.forModel(model.modelId);
     const chatId = chatIdOf(params);
-    const extras = extrasOf(params, model.modelId, type);
+    const extras = extrasOf(params, model.modelId);
     const { messages, report, tools } = await compressor.compress(chatId, params.prompt, extras);
     const out = { ...params, prompt: asProviderPrompt(messages), ...(tools ? { tools: tools as typeof params.tools } : {}) };
     pending.set(out, { compressor, chatId, history: params.prompt, report, modelId: model.modelId, extras, recall: tools !== undefined && compressor.recall !== undefined });
@@ -123,12 +119,28 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
     return result;
   };
 
-  const wrapStream: NonNullable<AiSdkMiddleware['wrapStream']> = async ({ doStream, params }) => {
+  const wrapStream: NonNullable<AiSdkMiddleware['wrapStream']> = async ({ doStream, params, model }) => {
     const result = await doStream();
     const p = take(params);
     if (!p) return result;
-    const stream = result.stream.pipeThrough(watchFinish<typeof result.stream extends ReadableStream<infer P> ? P : never>((billed) => {
-      p.compressor.afterResponse(p.chatId, p.history, p.report, { billedInputTokens: billed, model: p.modelId });
+    type Part = typeof result.stream extends ReadableStream<infer P> ? P : never;
+    let report = p.report;
+    // Recall calls are answered inside the stream: the application gets one stream, the last round's.
+    const answered: ReadableStream<Part> = p.recall
+      ? recallAnsweringStream<Part>(result.stream, {
+        compressor: p.compressor,
+        chatId: p.chatId,
+        history: p.history,
+        extras: p.extras,
+        report: p.report,
+        stream: async (view) => (await model.doStream({ ...params, prompt: asProviderPrompt(view.messages as typeof params.prompt), ...(view.tools ? { tools: view.tools as typeof params.tools } : {}) })).stream,
+        onReport: (last) => {
+          report = last;
+        },
+      })
+      : result.stream;
+    const stream = answered.pipeThrough(watchFinish<Part>((billed) => {
+      p.compressor.afterResponse(p.chatId, p.history, report, { billedInputTokens: billed, model: p.modelId });
     }));
     return { ...result, stream };
   };
