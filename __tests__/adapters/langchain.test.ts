@@ -87,21 +87,51 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
     }
   });
 
-  test('with recall on the compressor, the view carries no recall note and no recall tool is counted: the middleware sends none, so the model is never told of a tool it lacks', async () => {
-    const { systemPrompt, history } = langchainHistory(160, 2);
-    const model = new RecordingChatModel(answer('Noted.'));
-    const { mw, reports } = middleware({ maxContextTokens: 6000, compressionThresholdTokens: 3000, keepLast: 4, recall: true, counter });
-    const plain = middleware({ maxContextTokens: 6000, compressionThresholdTokens: 3000, keepLast: 4, counter });
-    await createAgent({ model: new RecordingChatModel(answer('Noted.')), tools: [], systemPrompt, middleware: [plain.mw] }).invoke({ messages: history }, { configurable: { thread_id: 'plain' } });
-    const agent = createAgent({ model, tools: [], systemPrompt, middleware: [mw] });
-    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-off' } });
+  test('with recall on, the model gets the recall tool and its recall calls are answered in the middleware: the state never holds them', async () => {
+    const FACT = 'Noted: the deploy script reads its settings from /etc/lantern/app.toml, key LX-5520.';
+    const history: BaseMessage[] = [];
+    for (let t = 0; t < 24; t++) {
+      history.push(new HumanMessage({ content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
+      history.push(new AIMessage({ content: t === 0 ? FACT : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
+    }
+    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: true, counter });
+    const script = [answer('first'), () => callsTools([['ctxfold_recall', { query: 'LX-5520' }, 'r1']]), answer('The key is LX-5520.')];
+    const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
+    const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });
+    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-on' } });
     await mw.compressor.drain();
-    await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'And now?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-off' } });
-    const summaries = model.received[1].filter(isSummary);
-    expect(summaries).toHaveLength(1);
-    expect(String(summaries[0].content)).not.toContain('ctxfold_recall');
-    // The request's extras count as they do without recall (no recall tool definition among them).
-    expect(reports[0].report.requestExtraTokens).toBe(plain.reports[0].report.requestExtraTokens);
+    const result = await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'Where are the settings?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-on' } });
+
+    expect(String(result.messages.at(-1)!.content)).toBe('The key is LX-5520.');
+    expect(JSON.stringify(result.messages)).not.toContain('ctxfold_recall');
+    expect(model.received).toHaveLength(3);
+    const asked = model.received[1];
+    expect(asked.some((m) => typeof m.content === 'string' && m.content.includes('ctxfold_recall'))).toBe(true);
+    expect(JSON.stringify(asked)).not.toContain('deploy script reads its settings');
+    const round = model.received[2];
+    const call = round.at(-2) as AIMessage;
+    expect(call.tool_calls).toEqual([expect.objectContaining({ id: 'r1', name: 'ctxfold_recall', args: { query: 'LX-5520' } })]);
+    const reply = round.at(-1) as ToolMessage;
+    expect(reply).toBeInstanceOf(ToolMessage);
+    expect(reply.tool_call_id).toBe('r1');
+    expect(String(reply.content)).toContain('deploy script reads its settings');
+    expect(pairingProblems(fromLangChain(round))).toEqual([]);
+    expect((model.boundTools as { function?: { name?: string } }[]).map((t) => t.function?.name)).toContain('ctxfold_recall');
+  });
+
+  test("with recall on, a recall call mixed with the agent's own tool call reaches the agent without it", async () => {
+    const { systemPrompt, history } = langchainHistory(40, 5);
+    const lookup = tool(async () => 'looked up', { name: 'lookup', description: 'Looks a thing up', schema: z.object({ q: z.string() }) });
+    const { mw } = middleware({ maxContextTokens: 4000, keepLast: 4, recall: true, counter });
+    const script = [() => callsTools([['ctxfold_recall', { query: 'x' }, 'r1'], ['lookup', { q: 'y' }, 'l1']]), answer('done')];
+    const model = new RecordingChatModel((_messages, call) => (script[call] ?? answer('ok'))());
+    const agent = createAgent({ model, tools: [lookup], systemPrompt, middleware: [mw] });
+    const result = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-mixed' } });
+    const calls = result.messages.flatMap((m: BaseMessage) => (m instanceof AIMessage ? (m.tool_calls ?? []).map((c) => c.name) : []));
+    expect(calls.filter((n: string) => n === 'ctxfold_recall')).toEqual([]);
+    expect(calls).toContain('lookup');
+    expect(result.messages.some((m: BaseMessage) => m instanceof ToolMessage && m.tool_call_id === 'l1')).toBe(true);
+    expect(String(result.messages.at(-1)!.content)).toBe('done');
   });
 
   test('LangChain\'s summarizationMiddleware replaces the history in the state; ctxfold leaves it whole', async () => {

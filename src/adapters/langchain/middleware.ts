@@ -9,6 +9,10 @@ import { checkOptions } from './options.js';
 import { createToolReader, extrasOf, modelNameOf } from './request-extras.js';
 import { langchainSdk } from './sdk.js';
 import { createMessageConverter } from './to-openai.js';
+import { completionOf, withoutRecallToolCalls } from './recall.js';
+import { CHAT_RECALL } from '../../recall/chat-dialect.js';
+import { answerRecallRounds } from '../../recall/rounds.js';
+import { recallToolDefinition } from '../../recall/tool-definition.js';
 import type { AgentStateView, CtxfoldMiddleware, CtxfoldMiddlewareOptions } from './types.js';
 
 /** The view is the history itself (nothing dropped, added or changed): the request can go as it is. */
@@ -27,7 +31,9 @@ function sameAs(view: readonly OpenAIChatMessage[], history: readonly OpenAIChat
  * model as the agent's own message objects, plus new messages for what the compressor wrote (the
  * summary, cleared or added tool results). After the model answers, `compressor.afterResponse`
  * gets the input tokens it billed (`usage_metadata.input_tokens`) and schedules the chat's
- * background summary when the plan asked for one. Every decision is the compressor's. Place it
+ * background summary when the plan asked for one. With `recall` on, the call's tools get the
+ * `ctxfold_recall` tool and the model's recall calls are answered here (the state never holds
+ * them). Every decision is the compressor's. Place it
  * last in `middleware`, so it sees the request as the model will get it.
  */
 export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMiddleware {
@@ -62,10 +68,28 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
       const compressor = slot.forModel(model);
       const history = converter.toOpenAI(messages, 'request.messages');
       const chatId = chatIdOf(request.state as AgentStateView, request.runtime, history);
-      const { messages: view, report } = await compressor.compress(chatId, history, extrasOf(request, readTools(request.tools), model));
-      const sent = sameAs(view, history) ? request : { ...request, messages: viewToLangChain(view, converter.original, sdk) };
-      const response = await handler(sent);
-      compressor.afterResponse(chatId, history, report, { billedInputTokens: response?.usage_metadata?.input_tokens, model });
+      const extras = extrasOf(request, readTools(request.tools), model);
+      const { messages: view, report, tools } = await compressor.compress(chatId, history, extras);
+      // With recall on, the request gets the recall tool (a plain definition, which the agent
+      // lets a middleware add) and the model's recall calls are answered here.
+      const recallTools = tools && compressor.recall ? [...(request.tools ?? []), recallToolDefinition('openai')] : undefined;
+      const sent = sameAs(view, history) && !recallTools ? request : { ...request, messages: viewToLangChain(view, converter.original, sdk), ...(recallTools ? { tools: recallTools } : {}) };
+      let response = await handler(sent as typeof request);
+      let last = report;
+      if (recallTools) {
+        const out = await answerRecallRounds(response, report, {
+          compressor,
+          dialect: CHAT_RECALL,
+          chatId,
+          history,
+          extras,
+          read: completionOf,
+          ask: async (round) => handler({ ...request, messages: viewToLangChain(round.messages as OpenAIChatMessage[], converter.original, sdk), tools: recallTools } as typeof request),
+        });
+        response = out.pending ? withoutRecallToolCalls(out.reply, sdk) : out.reply;
+        last = out.report;
+      }
+      compressor.afterResponse(chatId, history, last, { billedInputTokens: response?.usage_metadata?.input_tokens, model });
       return response;
     },
   });

@@ -76,8 +76,5 @@ export function extrasOf(request: AgentRequestView, tools: unknown[] | undefined
     system: typeof text === 'string' && text !== '' ? text : undefined,
     tools,
     max_tokens: replyLimitOf(request.model),
-    // The middleware sends no recall tool: a compressor with recall on must then neither count one
-    // nor tell the model in the summary that it can recall.
-    recall: false,
   };
 }
