@@ -8,7 +8,7 @@ import { asProviderPrompt } from './provider-prompt.js';
 import type { AiSdkMiddleware, CtxfoldMiddleware, CtxfoldMiddlewareOptions, ModelCallOptions } from './types.js';
 import { inputTokensOf, watchFinish } from './usage.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
-import { answerRecallRounds } from '../../recall/rounds.js';
+import { answerRecallRounds, type RecallView } from '../../recall/rounds.js';
 import { recallAnsweringStream } from './recall-stream.js';
 
 /** What `transformParams` hands to `wrapGenerate` / `wrapStream` for the same call. */
@@ -37,6 +37,11 @@ function extrasOf(params: ModelCallOptions, modelId: string): RequestExtras {
     tools: params.tools,
     response_format: isObj(format) && format.type === 'json' ? format : undefined,
   };
+}
+
+/** The params of a recall round: the call's own, with the round's view as the prompt and its tools. */
+function roundParams(params: ModelCallOptions, view: RecallView): ModelCallOptions {
+  return { ...params, prompt: asProviderPrompt(view.messages as ModelCallOptions['prompt']), ...(view.tools ? { tools: view.tools as ModelCallOptions['tools'] } : {}) };
 }
 
 /** `params.providerOptions.ctxfold.chatId` when it is a non-empty string. */
@@ -110,7 +115,7 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
         chatId: p.chatId,
         history: p.history,
         extras: p.extras,
-        ask: async (view) => model.doGenerate({ ...params, prompt: asProviderPrompt(view.messages as typeof params.prompt), ...(view.tools ? { tools: view.tools as typeof params.tools } : {}) }),
+        ask: async (view) => model.doGenerate(roundParams(params, view)),
       });
       result = out.pending ? AI_SDK_RECALL.without(out.reply) : out.reply;
       report = out.report;
@@ -133,7 +138,7 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
         history: p.history,
         extras: p.extras,
         report: p.report,
-        stream: async (view) => (await model.doStream({ ...params, prompt: asProviderPrompt(view.messages as typeof params.prompt), ...(view.tools ? { tools: view.tools as typeof params.tools } : {}) })).stream,
+        stream: async (view) => (await model.doStream(roundParams(params, view))).stream,
         onReport: (last) => {
           report = last;
         },
