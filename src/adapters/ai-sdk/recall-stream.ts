@@ -57,6 +57,7 @@ export interface StreamRecall<P> extends Omit<RecallRounds<StreamRound<P>>, 'dia
  */
 export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: StreamRecall<P>): ReadableStream<P> {
   const reading: { current?: ReadableStreamDefaultReader<P> } = {};
+  let cancelled = false;
   const strip = recallPartStripper();
   let queue: P[] | undefined;
   let rest: ReadableStreamDefaultReader<P> | undefined;
@@ -80,7 +81,11 @@ export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: Strea
           history: recall.history,
           extras: recall.extras,
           read: (round) => round.result,
-          ask: async (view) => readRound(await recall.stream(view), reading),
+          ask: async (view) => {
+            // Cancelled while a round was being read or answered: the model is not asked again.
+            if (cancelled) throw new Error('the stream was cancelled');
+            return readRound(await recall.stream(view), reading);
+          },
         });
         recall.onReport(out.report);
         queue = out.reply.held;
@@ -98,6 +103,7 @@ export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: Strea
       if (rest === undefined) controller.close();
     },
     async cancel(reason) {
+      cancelled = true;
       await reading.current?.cancel(reason);
     },
   });
