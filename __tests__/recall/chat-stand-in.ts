@@ -1,9 +1,10 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { responsesResponse, responsesStream } from './responses-reply.js';
+import { messagesResponse, messagesStream } from './messages-reply.js';
 import { listenOnLoopback } from '../helpers/loopback.js';
 
 /**
- * A loopback stand-in for `POST /v1/chat/completions` and `POST /v1/responses` (127.0.0.1, port 0)
+ * A loopback stand-in for `POST /v1/chat/completions`, `POST /v1/responses` and `POST /v1/messages` (127.0.0.1, port 0)
  * that answers each request with the next scripted reply: a text, or tool calls
  * (`finish_reason: 'tool_calls'`; on Responses, `function_call` items, see responses-reply.ts).
  * A streamed request gets the same reply as SSE events (see `streamChat`, `responsesStream`). Every
@@ -88,6 +89,11 @@ export async function startChatStandIn(): Promise<ChatStandIn> {
         return;
       }
       const reply: StandInReply = next;
+      if (req.url?.endsWith('/messages')) {
+        res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
+        res.end(body.stream === true ? messagesStream(body, reply, index) : JSON.stringify(messagesResponse(body, reply, index)));
+        return;
+      }
       if (req.url?.endsWith('/responses')) {
         res.writeHead(200, { 'content-type': body.stream === true ? 'text/event-stream' : 'application/json' });
         res.end(body.stream === true ? responsesStream(body, reply, index) : JSON.stringify(responsesResponse(body, reply, index)));

@@ -113,7 +113,7 @@ describe('the proxy answers ctxfold_recall calls itself', () => {
     expect(response.choices[0].message.tool_calls!.map((c) => (c as { function: { name: string } }).function.name)).toEqual(['lookup']);
   });
 
-  test('/v1/messages is not offered the recall tool, nor the summary\'s recall note; a stream is (proxy-stream-recall.test.ts answers it)', async () => {
+  test('a stream and /v1/messages are offered the recall tool too, each in its own shape (proxy-stream-recall and proxy-messages-recall tests answer them)', async () => {
     const messages = await summarized('key-a', 's', FACT_A);
     const stream = await client('key-a').chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 's' }, stream: true });
     for await (const _ of stream) { /* drain */ }
@@ -125,7 +125,7 @@ describe('the proxy answers ctxfold_recall calls itself', () => {
       body: JSON.stringify({ model: 'claude-x', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }),
     }).then((r) => r.arrayBuffer());
     expect(bed.model.paths.at(-1)).toBe('/v1/messages');
-    expect(JSON.stringify(bed.model.bodies.at(-1))).not.toContain('ctxfold_recall');
+    expect(((bed.model.bodies.at(-1)!.tools ?? []) as { name: string; input_schema?: unknown }[]).map((t) => [t.name, typeof t.input_schema])).toEqual([['ctxfold_recall', 'object']]);
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { CHAT_RECALL_STREAM } from '../../src/recall/chat-stream.js';
 import { RESPONSES_RECALL_STREAM } from '../../src/recall/responses-stream.js';
+import { ANTHROPIC_RECALL_STREAM } from '../../src/recall/anthropic-stream.js';
 import { propertyParams } from '../helpers/property-runs.js';
 
 /**
@@ -172,5 +173,84 @@ describe('Responses stream without recall calls', () => {
     expect(s({ type: 'response.output_text.delta', delta: 'x' })).toBe('text');
     expect(s({ type: 'response.output_text.delta', delta: '' })).toBeUndefined();
     expect(s({ type: 'error', message: 'x' })).toBe('other');
+  });
+});
+
+/** The events of a streamed Messages answer, as Anthropic sends them: optional thinking, text, then tool uses. */
+function messagesEvents(thinking: boolean, text: string, calls: readonly Call[], cuts: readonly number[]): Fields[] {
+  const out: Fields[] = [{ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], stop_reason: null, usage: { input_tokens: 7, output_tokens: 1 } } }];
+  let index = 0;
+  if (thinking) {
+    out.push({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }, { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: 'hm' } }, { type: 'content_block_stop', index });
+    index++;
+  }
+  if (text !== '') {
+    out.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+    for (const p of pieces(text, cuts)) out.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: p } });
+    out.push({ type: 'content_block_stop', index });
+    index++;
+  }
+  calls.forEach((c, k) => {
+    out.push({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: `toolu_${k}`, name: c.name, input: {} } });
+    for (const p of pieces(JSON.stringify({ a: c.args }), cuts)) out.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: p } });
+    out.push({ type: 'content_block_stop', index });
+    index++;
+  });
+  out.push({ type: 'message_delta', delta: { stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } });
+  out.push({ type: 'message_stop' });
+  return out;
+}
+
+/** What a client builds from Messages events: blocks placed by `index` (a hole or an index out of order is a broken stream), the stop reason. */
+function clientMessages(events: readonly Fields[]): { blocks: (Fields | undefined)[]; order: number[]; stop: unknown } {
+  const blocks: (Fields | undefined)[] = [];
+  const order: number[] = [];
+  let stop: unknown;
+  for (const e of events) {
+    if (e.type === 'content_block_start') {
+      order.push(e.index as number);
+      blocks[e.index as number] = { ...(e.content_block as Fields) };
+    }
+    if (e.type === 'content_block_delta') {
+      const b = blocks[e.index as number]!;
+      const d = e.delta as Fields;
+      if (d.type === 'text_delta') b.text = `${String(b.text)}${String(d.text)}`;
+      if (d.type === 'input_json_delta') b.json = `${String(b.json ?? '')}${String(d.partial_json)}`;
+    }
+    if (e.type === 'message_delta') stop = (e.delta as Fields).stop_reason;
+  }
+  return { blocks, order, stop };
+}
+
+describe('Messages (Anthropic) stream without recall calls', () => {
+  test('blocks keep indexes 0..k-1 in order, no event names a recall call, the stop reason is end_turn when only recall calls were used', () => {
+    fc.assert(fc.property(fc.boolean(), fc.string({ maxLength: 20 }), fc.array(callArb, { maxLength: 4 }), fc.array(fc.nat(), { maxLength: 3 }), (thinking, text, calls, cuts) => {
+      const events = messagesEvents(thinking, text, calls, cuts);
+      const strip = ANTHROPIC_RECALL_STREAM.strip();
+      const kept = events.map((e) => strip(e)).filter((e): e is Fields => e !== undefined);
+      expect(JSON.stringify(kept)).not.toContain(RECALL);
+      const got = clientMessages(kept);
+      const whole = clientMessages(events);
+      const expected = whole.blocks.filter((b) => !(b?.type === 'tool_use' && b.name === RECALL));
+      expect(got.blocks).toEqual(expected);
+      expect(got.order).toEqual(expected.map((_, i) => i));
+      const others = calls.some((c) => c.name !== RECALL);
+      expect(got.stop).toBe(calls.length === 0 ? 'end_turn' : others ? 'tool_use' : 'end_turn');
+      // The assembler builds the message the stream carried, recall calls included, inputs parsed.
+      const assembler = ANTHROPIC_RECALL_STREAM.assemble();
+      for (const e of events) assembler.push(e);
+      const message = assembler.response();
+      expect((message.content as Fields[]).filter((b) => b.type === 'tool_use').map((b) => [b.name, b.input])).toEqual(calls.map((c) => [c.name, { a: c.args }]));
+      expect(message.stop_reason).toBe(calls.length > 0 ? 'tool_use' : 'end_turn');
+    }), propertyParams());
+  });
+
+  test('signal: a recall tool use, another tool use, text deltas; thinking and empty text wait', () => {
+    fc.assert(fc.property(fc.boolean(), fc.string({ maxLength: 5 }), fc.array(callArb, { maxLength: 3 }), (thinking, text, calls) => {
+      const events = messagesEvents(thinking, text, calls, []);
+      const first = events.map((e) => ANTHROPIC_RECALL_STREAM.signal(e)).find((s) => s !== undefined);
+      const expected = text !== '' ? 'text' : calls.length === 0 ? undefined : calls[0].name === RECALL ? 'recall' : 'other';
+      expect(first).toBe(expected);
+    }), propertyParams());
   });
 });

@@ -31,6 +31,8 @@ export interface RecallRoundDialect {
   turn(response: Fields): unknown[];
   /** The history item answering one call with the text `compressor.recall.answer` gave. */
   result(call: RecallCall, text: string): unknown;
+  /** The results of one turn as the history carries them, when not one item each (Anthropic: one user message holds them all). */
+  combine?(results: readonly unknown[]): unknown[];
   /** A copy of the response without its recall calls (the response itself when it has none). */
   without<T>(response: T): T;
 }
@@ -38,7 +40,7 @@ export interface RecallRoundDialect {
 /** How one HTTP endpoint's responses, whole or streamed, carry recall calls (see `RecallRoundDialect`). */
 export interface RecallDialect extends RecallRoundDialect {
   /** The wire format of the history the turns are written in. */
-  readonly format: 'openai' | 'openai-responses';
+  readonly format: 'openai' | 'openai-responses' | 'anthropic';
   /** The body field that carries the history on the wire. */
   readonly listField: 'messages' | 'input';
   /**

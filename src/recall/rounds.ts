@@ -4,8 +4,8 @@ import { CHAT_RECALL } from './chat-dialect.js';
 import { isFields, type RecallDialect, type RecallRoundDialect } from './dialect.js';
 import { RESPONSES_RECALL } from './responses-dialect.js';
 
-/** The formats whose responses ctxfold can read recall calls from (and answer them). */
-export type RecallDialectName = RecallDialect['format'];
+/** The formats whose responses `wrap` can read recall calls from (and answer them); the proxy also reads Messages (`ANTHROPIC_RECALL`). */
+export type RecallDialectName = 'openai' | 'openai-responses';
 
 /** The dialect of a format, or undefined for a format whose responses are not read for recall. */
 export function recallDialect(format: unknown): RecallDialect | undefined {
@@ -75,16 +75,18 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     // The answers get the room the window leaves once this turn and its (empty) results are in
     // the smallest view: a recall round never pushes a view over the budget. No room: the calls
     // stay unanswered (pending), and the caller removes them.
-    const probe = await round.compressor.compress(round.chatId, [...round.history, ...added, ...turn, ...asked.calls.map((call) => dialect.result(call, ''))], round.extras);
+    const results = (items: unknown[]) => (dialect.combine ? dialect.combine(items) : items);
+    const probe = await round.compressor.compress(round.chatId, [...round.history, ...added, ...turn, ...results(asked.calls.map((call) => dialect.result(call, '')))], round.extras);
     const { maxContextTokens, reservedOutputTokens, minimumTokens } = probe.report;
     const room = maxContextTokens === undefined ? Infinity : minimumTokens === undefined ? 0 : maxContextTokens - reservedOutputTokens - minimumTokens;
     if (room < asked.calls.length) return { reply, report: last, rounds: answered, pending: true };
     const share = room === Infinity ? undefined : Math.floor(room / asked.calls.length);
-    added.push(...turn);
+    const answers: unknown[] = [];
     for (const call of asked.calls) {
       const answer = await recall.answer(round.chatId, call.arguments, share === undefined ? undefined : { maxTokens: share });
-      added.push(dialect.result(call, answer.text));
+      answers.push(dialect.result(call, answer.text));
     }
+    added.push(...turn, ...results(answers));
     const view = await round.compressor.compress(round.chatId, [...round.history, ...added], round.extras);
     last = view.report;
     reply = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) });

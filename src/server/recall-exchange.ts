@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { isFields, type Fields } from '../adapters/openai/endpoints.js';
 import type { RecallDialect } from '../recall/dialect.js';
 import { answerRecallRounds, recallDialect, type RecallRounds } from '../recall/rounds.js';
+import { ANTHROPIC_RECALL } from '../recall/anthropic-dialect.js';
 import type { CompressResult } from '../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../runtime/compressor.js';
 import { CLIENT_CLOSED, type ForwardCall, type ForwardResult } from './forward.js';
@@ -17,15 +18,15 @@ type Report = CompressResult<unknown>['report'];
 const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /**
- * The dialect whose recall calls the proxy answers on this request, or undefined: recall off, a
- * route other than Chat Completions and Responses (`/v1/messages`), or legacy Chat `functions`.
+ * The dialect whose recall calls the proxy answers on this request, or undefined: recall off, or
+ * legacy Chat `functions`. Chat Completions, Responses and Messages (Anthropic) are answered.
  * Streamed requests are answered too (`forwardStreamAnsweringRecall`). Invariant: undefined
  * exactly when the request gets no recall tool.
  */
 export function proxyRecallDialect(route: FoldRoute, body: Fields, compressor: Compressor): RecallDialect | undefined {
   if (compressor.recall === undefined) return undefined;
   if (route.endpoint.format === 'openai' && body.functions !== undefined) return undefined;
-  return recallDialect(route.endpoint.format);
+  return route.endpoint.format === 'anthropic' ? ANTHROPIC_RECALL : recallDialect(route.endpoint.format);
 }
 
 /** One upstream answer, read whole. `json` is set for a 2xx JSON object body of at most 16 MiB. */
