@@ -1,5 +1,5 @@
 import { RECALL_TOOL_NAME } from './tool-definition.js';
-import { isFields, type Fields, type RecallStream, type StreamAssembler, type StreamSignalKind } from './dialect.js';
+import { droppedBefore, isFields, type Fields, type RecallStream, type StreamAssembler, type StreamSignalKind } from './dialect.js';
 
 /**
  * Streamed Messages (Anthropic SSE events) read for recall calls. A content block is known by its
@@ -90,18 +90,13 @@ function assemble(): StreamAssembler {
 function strip(): (event: Fields) => Fields | undefined {
   const dropped = new Set<number>();
   let otherTools = false;
-  const below = (index: number) => {
-    let n = 0;
-    for (const d of dropped) if (d < index) n++;
-    return n;
-  };
   return (event) => {
     const index = typeof event.index === 'number' ? event.index : undefined;
     if (index !== undefined && isRecallStart(event)) dropped.add(index);
     if (index !== undefined && dropped.has(index)) return undefined;
     if (event.type === 'content_block_start' && isFields(event.content_block) && typeof event.content_block.type === 'string' && event.content_block.type.endsWith('tool_use')) otherTools = true;
     if (index !== undefined && dropped.size > 0) {
-      const shift = below(index);
+      const shift = droppedBefore(dropped, index);
       if (shift > 0) return { ...event, index: index - shift };
     }
     if (event.type === 'message_delta' && dropped.size > 0 && !otherTools && isFields(event.delta) && event.delta.stop_reason === 'tool_use') {

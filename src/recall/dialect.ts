@@ -1,6 +1,13 @@
 /** A response or request body as the recall dialects read it: only named fields are looked at. */
 export type Fields = Readonly<Record<string, unknown>>;
 
+/** How many of the `dropped` positions lie before `index`: the shift a kept item's position takes when they are removed. */
+export function droppedBefore(dropped: ReadonlySet<number>, index: number): number {
+  let n = 0;
+  for (const d of dropped) if (d < index) n++;
+  return n;
+}
+
 /** True for a plain object (a response, an item, a call): what the dialects look into. */
 export const isFields = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -1,5 +1,5 @@
 import { RECALL_TOOL_NAME } from './tool-definition.js';
-import { isFields, type Fields, type RecallStream, type StreamAssembler, type StreamSignalKind } from './dialect.js';
+import { droppedBefore, isFields, type Fields, type RecallStream, type StreamAssembler, type StreamSignalKind } from './dialect.js';
 import { isRecallCall as isRecallItem, withoutResponsesRecallCalls, withoutResponsesRecallTool } from './responses-without.js';
 
 /**
@@ -59,11 +59,6 @@ function droppedIndexes(final: Fields): Set<number> {
 function strip(final?: Fields): (event: Fields) => Fields | undefined {
   const dropped = final ? droppedIndexes(final) : new Set<number>();
   let droppedEvents = 0;
-  const below = (index: number) => {
-    let n = 0;
-    for (const d of dropped) if (d < index) n++;
-    return n;
-  };
   return (event) => {
     const index = typeof event.output_index === 'number' ? event.output_index : undefined;
     if (index !== undefined && !final && event.type === 'response.output_item.added' && isRecallItem(event.item)) dropped.add(index);
@@ -77,7 +72,7 @@ function strip(final?: Fields): (event: Fields) => Fields | undefined {
       (out as Record<string, unknown>)[key] = value;
     };
     if (index !== undefined && dropped.size > 0) {
-      const shift = below(index);
+      const shift = droppedBefore(dropped, index);
       if (shift > 0) edit('output_index', index - shift);
     }
     if (droppedEvents > 0 && typeof event.sequence_number === 'number') edit('sequence_number', event.sequence_number - droppedEvents);
