@@ -45,6 +45,14 @@ function responsesReply(n: number, reply: string | { name: string; arguments: un
   return { id: `resp_${n}`, object: 'response', status: 'completed', output, usage: { input_tokens: 100 } };
 }
 
+/** A Messages (Anthropic) response: a text, or tool use blocks. */
+function messagesReply(n: number, reply: string | { name: string; arguments: unknown }[]): Record<string, unknown> {
+  const content = typeof reply === 'string'
+    ? [{ type: 'text', text: reply }]
+    : reply.map((c, k) => ({ type: 'tool_use', id: `toolu_${n}_${k}`, name: c.name, input: c.arguments }));
+  return { id: `msg_${n}`, type: 'message', role: 'assistant', content, stop_reason: typeof reply === 'string' ? 'end_turn' : 'tool_use', usage: { input_tokens: 100, output_tokens: 5 } };
+}
+
 /** A scripted model: each call takes the next reply (default a text `ok <n>`), and every request is kept. */
 function scripted<Res>(make: (n: number, reply: string | { name: string; arguments: unknown }[]) => Res) {
   const requests: Request[] = [];
@@ -114,6 +122,21 @@ describe('wrap answers recall calls when given a response reader', () => {
     expect(tail[1].output).toContain(FACT);
   });
 
+  test("readResponse 'anthropic': Messages blocks, the answers in one user message of tool_result blocks", async () => {
+    const messages = history(24).slice(1);
+    const compressor = await summarizedCompressor(messages, { format: 'anthropic' });
+    const model = scripted(messagesReply);
+    model.enqueue([{ name: 'ctxfold_recall', arguments: { query: 'LX-5520' } }, { name: 'ctxfold_recall', arguments: { ids: ['#1'] } }], 'The key is LX-5520.');
+    const response = await compressor.wrap(model.handler, { readResponse: 'anthropic' })(ask(messages));
+    expect(response).toMatchObject({ id: 'msg_2', content: [{ type: 'text', text: 'The key is LX-5520.' }], stop_reason: 'end_turn' });
+    const tail = model.requests[1].messages.slice(-2);
+    expect(tail[0]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1_0', name: 'ctxfold_recall', input: { query: 'LX-5520' } }, { type: 'tool_use', id: 'toolu_1_1', name: 'ctxfold_recall', input: { ids: ['#1'] } }] });
+    expect(tail[1].role).toBe('user');
+    expect((tail[1].content as Msg[]).map((b) => [b.type, b.tool_use_id])).toEqual([['tool_result', 'toolu_1_0'], ['tool_result', 'toolu_1_1']]);
+    expect(JSON.stringify(tail[1])).toContain('deploy script reads its settings');
+    expect((model.requests[0].tools as { name: string; input_schema: unknown }[]).map((t) => t.name)).toEqual(['ctxfold_recall']);
+  });
+
   test("readResponse 'openai-responses': a response echoing the request's tools comes back without the recall tool, with or without a round", async () => {
     const messages = history(24);
     const compressor = await summarizedCompressor(messages, { format: 'openai-responses' });
@@ -169,7 +192,7 @@ describe('without a reader, wrap is unchanged', () => {
     const compressor = createCompressor<Request>({ maxContextTokens: 2000, recall: true, counter, format: 'openai' });
     open.push(compressor);
     const handler = async () => ({});
-    expect(() => compressor.wrap(handler, { readResponse: 'anthropic' as never })).toThrow(InputError);
+    expect(() => compressor.wrap(handler, { readResponse: 'gemini' as never })).toThrow(InputError);
     expect(() => compressor.wrap(handler, { readResponse: { format: 'openai' } as never })).toThrow(/^options\.readResponse: must be/);
     expect(() => compressor.wrap(handler, { readResponse: 'openai-responses' })).toThrow(/^options\.readResponse: reads openai-responses responses, but the compressor's format is "openai"/);
   });

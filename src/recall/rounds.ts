@@ -3,14 +3,16 @@ import type { CompressorRecall, RequestExtras } from '../runtime/compressor.js';
 import { CHAT_RECALL } from './chat-dialect.js';
 import { isFields, type RecallDialect, type RecallRoundDialect } from './dialect.js';
 import { RESPONSES_RECALL } from './responses-dialect.js';
+import { ANTHROPIC_RECALL } from './anthropic-dialect.js';
 
-/** The formats whose responses `wrap` can read recall calls from (and answer them); the proxy also reads Messages (`ANTHROPIC_RECALL`). */
-export type RecallDialectName = 'openai' | 'openai-responses';
+/** The formats whose responses ctxfold can read recall calls from (and answer them): Chat Completions, Responses, Messages (Anthropic). */
+export type RecallDialectName = 'openai' | 'openai-responses' | 'anthropic';
 
 /** The dialect of a format, or undefined for a format whose responses are not read for recall. */
 export function recallDialect(format: unknown): RecallDialect | undefined {
   if (format === 'openai') return CHAT_RECALL;
   if (format === 'openai-responses') return RESPONSES_RECALL;
+  if (format === 'anthropic') return ANTHROPIC_RECALL;
   return undefined;
 }
 

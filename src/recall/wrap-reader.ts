@@ -7,7 +7,7 @@ import { recallDialect, type RecallDialectName } from './rounds.js';
 /**
  * How `wrap` reads its handler's response for `ctxfold_recall` calls: a format name, when the
  * handler returns the API's response as it is (`'openai'`: a Chat Completions response;
- * `'openai-responses'`: a Responses response), or `{ format, read }`, where `read` returns that
+ * `'openai-responses'`: a Responses response; `'anthropic'`: a Messages response), or `{ format, read }`, where `read` returns that
  * shape from whatever the handler returns (e.g. `(r) => r.data`).
  */
 export type ReadResponse<Res> = RecallDialectName | { readonly format: RecallDialectName; read(response: Res): unknown };
@@ -19,7 +19,7 @@ export interface ResponseReader<Res> {
   readonly asIs: boolean;
 }
 
-const FORMS = "'openai', 'openai-responses' or { format: 'openai' | 'openai-responses', read(response) }";
+const FORMS = "'openai', 'openai-responses', 'anthropic' or { format: 'openai' | 'openai-responses' | 'anthropic', read(response) }";
 
 /**
  * Checks `wrap`'s `readResponse` against the compressor's format: an `InputError` naming

@@ -70,8 +70,8 @@ export interface CompressorRecall {
 /** Options of `wrap`. */
 export interface WrapOptions<Res> {
   /**
-   * With `recall` on: how to read the handler's response (`'openai'`, `'openai-responses'`, or
-   * `{ format, read }`), so that `wrap` answers `ctxfold_recall` calls itself and calls the handler
+   * With `recall` on: how to read the handler's response (`'openai'`, `'openai-responses'`,
+   * `'anthropic'`, or `{ format, read }`), so that `wrap` answers `ctxfold_recall` calls itself and calls the handler
    * again (at most `recall.rounds` times): the application gets the last response. A response that
    * mixes recall calls with the application's is returned without the recall calls when read as is
    * (a format name), as it came with `{ format, read }`. Without it (or with recall off), `wrap`

@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks';
 import { isFields, type Fields } from '../adapters/openai/endpoints.js';
 import type { RecallDialect } from '../recall/dialect.js';
 import { answerRecallRounds, recallDialect, type RecallRounds } from '../recall/rounds.js';
-import { ANTHROPIC_RECALL } from '../recall/anthropic-dialect.js';
 import type { CompressResult } from '../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../runtime/compressor.js';
 import { CLIENT_CLOSED, type ForwardCall, type ForwardResult } from './forward.js';
@@ -26,7 +25,7 @@ const MAX_READ_BYTES = 16 * 1024 * 1024;
 export function proxyRecallDialect(route: FoldRoute, body: Fields, compressor: Compressor): RecallDialect | undefined {
   if (compressor.recall === undefined) return undefined;
   if (route.endpoint.format === 'openai' && body.functions !== undefined) return undefined;
-  return route.endpoint.format === 'anthropic' ? ANTHROPIC_RECALL : recallDialect(route.endpoint.format);
+  return recallDialect(route.endpoint.format);
 }
 
 /** One upstream answer, read whole. `json` is set for a 2xx JSON object body of at most 16 MiB. */
