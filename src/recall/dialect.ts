@@ -60,6 +60,15 @@ export interface RecallDialect extends RecallRoundDialect {
   readonly stream: RecallStream;
 }
 
+/**
+ * What the application is shown of a reply in the dialect's own shape: without the recall tool its
+ * echo of the request holds, and without its recall calls when they were left unanswered
+ * (`pending`). Invariant: a reply with neither is returned as is (the same object).
+ */
+export function shownReply<T>(dialect: RecallDialect, reply: T, pending: boolean): T {
+  return dialect.withoutTool(pending ? dialect.without(reply) : reply);
+}
+
 /** What the first telling event of a streamed response shows (see `RecallStream.signal`). */
 export type StreamSignalKind = 'text' | 'recall' | 'other';
 

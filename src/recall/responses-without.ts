@@ -19,7 +19,6 @@ export function withoutResponsesRecallCalls<T>(response: T): T {
   return { ...response, output: kept } as T;
 }
 
-
 /** True for the `ctxfold_recall` entry of a Responses request's `tools` (a function tool of that name). */
 const isRecallTool = (tool: unknown): boolean => isFields(tool) && tool.type === 'function' && tool.name === RECALL_TOOL_NAME;
 

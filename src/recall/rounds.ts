@@ -6,7 +6,7 @@ import { RESPONSES_RECALL } from './responses-dialect.js';
 import { ANTHROPIC_RECALL } from './anthropic-dialect.js';
 
 /** The formats whose responses ctxfold can read recall calls from (and answer them): Chat Completions, Responses, Messages (Anthropic). */
-export type RecallDialectName = 'openai' | 'openai-responses' | 'anthropic';
+export type RecallDialectName = RecallDialect['format'];
 
 /** The dialect of a format, or undefined for a format whose responses are not read for recall. */
 export function recallDialect(format: unknown): RecallDialect | undefined {
@@ -68,6 +68,7 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
   let reply = first;
   let last = report;
   const added: unknown[] = [];
+  const results = (items: unknown[]) => (dialect.combine ? dialect.combine(items) : items);
   for (let answered = 0; ; answered++) {
     const shaped = read(reply);
     const asked = isFields(shaped) ? dialect.read(shaped) : undefined;
@@ -77,7 +78,6 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     // The answers get the room the window leaves once this turn and its (empty) results are in
     // the smallest view: a recall round never pushes a view over the budget. No room: the calls
     // stay unanswered (pending), and the caller removes them.
-    const results = (items: unknown[]) => (dialect.combine ? dialect.combine(items) : items);
     const probe = await round.compressor.compress(round.chatId, [...round.history, ...added, ...turn, ...results(asked.calls.map((call) => dialect.result(call, '')))], round.extras);
     const { maxContextTokens, reservedOutputTokens, minimumTokens } = probe.report;
     const room = maxContextTokens === undefined ? Infinity : minimumTokens === undefined ? 0 : maxContextTokens - reservedOutputTokens - minimumTokens;

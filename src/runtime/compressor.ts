@@ -26,6 +26,7 @@ import { resolveRecall } from '../recall/resolve.js';
 import { keepingRecallNote, recallNoteSuffix } from '../recall/summary-note.js';
 import { answerRecallRounds } from '../recall/rounds.js';
 import { responseReader } from '../recall/wrap-reader.js';
+import { shownReply } from '../recall/dialect.js';
 
 export type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 import type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
@@ -253,7 +254,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
             compressor: { compress, recall: recallApi }, dialect: reader.dialect, chatId, history: request.messages, extras: request as RequestExtras, read: reader.read, ask: call,
           });
           // A response in the dialect's own shape is also shown without the recall tool it echoes (Responses `tools`).
-          response = reader.asIs ? reader.dialect.withoutTool(out.pending ? reader.dialect.without(out.reply) : out.reply) : out.reply;
+          response = reader.asIs ? shownReply(reader.dialect, out.reply, out.pending) : out.reply;
           last = out.report;
         }
         afterResponse(chatId, request.messages, last, { billedInputTokens: billedInputTokens(response), model: modelOf(request as RequestExtras) });

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { isFields, type Fields } from '../adapters/openai/endpoints.js';
-import type { RecallDialect } from '../recall/dialect.js';
+import { shownReply, type RecallDialect } from '../recall/dialect.js';
 import { answerRecallRounds, recallDialect, type RecallRounds } from '../recall/rounds.js';
 import type { CompressResult } from '../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../runtime/compressor.js';
@@ -97,7 +97,7 @@ async function readWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Arr
 function answer(res: ServerResponse, reply: WholeReply, dialect: RecallDialect, pending: boolean, extraHeaders: Record<string, string> = {}): Promise<boolean> {
   const headers: Record<string, string | string[]> = { ...relayedHeaders(reply.headers), ...extraHeaders };
   let bytes: Buffer = reply.bytes;
-  const stripped = reply.json ? dialect.withoutTool(pending ? dialect.without(reply.json) : reply.json) : undefined;
+  const stripped = reply.json ? shownReply(dialect, reply.json, pending) : undefined;
   if (stripped !== undefined && stripped !== reply.json) {
     bytes = Buffer.from(JSON.stringify(stripped), 'utf8');
     delete headers['content-encoding'];

@@ -6,7 +6,7 @@ import { chatIdOfBody, type ChatIdOf } from './chat-id.js';
 import { CHAT_COMPLETIONS, endpointAt, isFields, RESPONSES, type Endpoint, type Fields } from './endpoints.js';
 import { watchedStream } from './observe-stream.js';
 import { CHAT_RECALL } from '../../recall/chat-dialect.js';
-import type { RecallDialect } from '../../recall/dialect.js';
+import { shownReply, type RecallDialect } from '../../recall/dialect.js';
 import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
 import { recallStream } from './recall-stream.js';
@@ -152,7 +152,7 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
         extras: recall.extras,
         ask: (view) => client.post(path, again(view)),
       }).then(({ reply, report, pending }) => {
-        const response = recall.dialect.withoutTool(pending ? recall.dialect.without(reply) : reply);
+        const response = shownReply(recall.dialect, reply, pending);
         return answered(response as Rsp, { ...first, report }, folding, client);
       }) as unknown as Rsp;
     });
