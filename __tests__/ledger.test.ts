@@ -7,7 +7,7 @@ import type { TranscriptEntry } from '../src/formats/lens.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { transcriptOf } from '../src/core/transcript.js';
 import { createExtractiveSummarizer, writeSummary } from '../src/summarize/extractive.js';
-import { factsFromContent, factsFromJson, factsFromText, isMeasured, type Fact } from '../src/summarize/facts.js';
+import { ARRAY_ITEMS_READ, factsFromContent, factsFromJson, factsFromText, isMeasured, type Fact } from '../src/summarize/facts.js';
 import {
   appendMissingFacts, emptyLedger, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, renderLedger,
   REFERENCE_CAP, REFERENCE_WEIGHT, withoutLedgerBlocks, type Ledger, type LedgerFact,
@@ -104,6 +104,60 @@ describe('fact rules: each shape', () => {
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
       expect({ file, match: domain.exec(readFileSync(join(dir, file), 'utf8'))?.[0] }).toEqual({ file, match: undefined });
     }
+  });
+});
+
+describe('what the ledger reads: whole listings, data text, call arguments', () => {
+  test('every record of a long listing enters the ledger (not only its first records)', () => {
+    const records = Array.from({ length: 60 }, (_, k) => ({ ref: `R-${5000 + k}`, placed: `2024-02-${String(1 + (k % 28)).padStart(2, '0')}` }));
+    const ledger = extendLedger(emptyLedger(), [call('c1', 'list', {}), result('c1', 'list', { items: records })]);
+    const refs = new Set(ledger.facts.filter((f) => f.key === 'ref').map((f) => f.value));
+    expect(records.filter((r) => !refs.has(r.ref))).toEqual([]);
+  });
+
+  test('property: every id of a listing of up to ARRAY_ITEMS_READ records is a fact, whatever the listing holds beside it', () => {
+    const record = fc.record({
+      n: fc.integer({ min: 0, max: 999_999 }),
+      prefix: fc.constantFrom('R', 'INV', 'job', 'acct'),
+      note: fc.string({ maxLength: 30 }),
+      size: fc.integer({ min: -5000, max: 5000 }),
+    });
+    fc.assert(fc.property(fc.array(record, { minLength: 1, maxLength: ARRAY_ITEMS_READ.records }), (rows) => {
+      const items = rows.map((r, k) => ({ id: `${r.prefix}-${k}-${r.n}`, note: r.note, size: r.size }));
+      const ledger = extendLedger(emptyLedger(), [call('c1', 'list', {}), result('c1', 'list', { items })]);
+      const values = new Set(ledger.facts.map((f) => f.value));
+      expect(items.filter((i) => !values.has(i.id)).map((i) => i.id)).toEqual([]);
+    }), { ...propertyParams(), numRuns: Math.min(propertyParams().numRuns, 100) });
+  });
+
+  test('a short field holding a digit and no fact of its own is one value; a sentence with a fact gives the fact', () => {
+    expect(lines(factsFromJson({ address: { line1: '12 Harbour Street', unit: 'Suite 400' }, note: 'Refund RF-1234 issued', label: 'blue' }, 20)))
+      .toEqual(['line1: 12 Harbour Street', 'unit: Suite 400', 'Refund: RF-1234']);
+  });
+
+  test('in a tool result every quantity is a fact; in prose a round small one is not', () => {
+    const values = (text: string, source?: 'data') => factsFromText(text, 50, source).map((f) => f.value);
+    expect(values('ok parses a header (59 ms), 3 retries, waited 20 minutes', 'data')).toEqual(['59 ms', '20 minutes']);
+    expect(values('ok parses a header (59 ms), 3 retries, waited 20 minutes')).toEqual([]);
+    const ledger = extendLedger(emptyLedger(), [call('c1', 'run', { all: true }), result('c1', 'run', 'PASS a.test.ts (59 ms)')]);
+    expect(ledger.facts.map((f) => f.value)).toContain('59 ms');
+  });
+
+  test('a number of three digits or more is a fact where a field names it, not in a gutter or a sentence', () => {
+    expect(lines(factsFromText('suites=145 passed=457 failed=3\nPort: 8080', 20, 'data'))).toEqual(['suites: 145', 'passed: 457', 'Port: 8080']);
+    expect(factsFromText('134 |   const a = 1;\n135 |   return a;\nwe have 250 of them', 20, 'data')).toEqual([]);
+  });
+
+  test("a call's arguments are facts of the call; a value its result returns joins the result's record, and is not a mention again", () => {
+    const ledger = extendLedger(emptyLedger(), [
+      call('c1', 'apply_patch', { path: 'lib/store/cache.py', branch: 'fix-cache-771' }),
+      result('c1', 'apply_patch', { ok: true }),
+      call('c2', 'lookup', { ref: 'R-2001' }),
+      result('c2', 'lookup', { ref: 'R-2001', placed: '2024-05-02' }),
+    ]);
+    expect(factsOf(ledger)).toEqual(['path: lib/store/cache.py', 'branch: fix-cache-771', 'ref: R-2001', 'placed: 2024-05-02']);
+    expect(ledger.facts.find((f) => f.value === 'lib/store/cache.py')).toMatchObject({ source: 'apply_patch @1', references: 0 });
+    expect(ledger.facts.find((f) => f.value === 'R-2001')).toMatchObject({ source: 'lookup @4', firstSeen: 3, references: 0 });
   });
 });
 

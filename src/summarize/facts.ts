@@ -25,10 +25,14 @@ export interface Fact {
 }
 
 /**
- * Elements of one JSON array read for facts: a listing of fifty records gives its first records,
- * a list of ids most of its ids.
+ * Elements of one JSON array read for facts: a listing of a thousand records gives its first
+ * records. Every one of them may be what a later turn asks about, and the ledger's room, not the
+ * reading, decides which facts a summary keeps (most recent and most referenced first).
  */
-export const ARRAY_ITEMS_READ = { records: 20, values: 30 } as const;
+export const ARRAY_ITEMS_READ = { records: 200, values: 200 } as const;
+
+/** Longest string a record's field may hold to be a fact whole when it holds a digit (`12 Harbour Street`, `Suite 400`). */
+export const SHORT_FIELD_MAX_CHARS = 40;
 
 /** Longest value kept for one fact; longer values are cut in the middle. */
 export const FACT_VALUE_MAX_CHARS = 80;
@@ -80,6 +84,8 @@ const CUED_CODE = /(?:\b(?:[Ii][Dd]|ID|[Cc]ode|CODE|[Nn]umber|NUMBER|[Nn]o\.|[Nn
 const CONSONANT_CODE = /\b[A-Z]{6,10}\b/g;
 /** The last digits of a masked number: `ending in 3816`, `last 4 digits: 1234`, `**** 4242`. */
 const MASKED_TAIL = /(?:\b(?:ending|ends) (?:in|with) |\blast (?:4|four)(?: digits)?(?: (?:are|is))?:? ?|(?:[*•xX]{2,}[ -]?){1,3})(\d{4})\b/g;
+/** A number of three digits or more, a fact where a field names it (`passed=457`, `Port: 8080`). */
+const FIELD_NUMBER = /(?<![\w.,$€£¥#/-])\d{3,}(?:\.\d+)?(?![\w/-]|[.,]\d)/g;
 /** A long number with the capitalised words naming it (`Store Credit 3149902`). */
 const LONG_NUMBER = /(?:\b\p{Lu}\p{L}*\s+){0,2}(?<![\d.,$€£¥#-])\b\d{5,}\b(?![.,]\d)/gu;
 const QUOTED_NAME = /(?<![\p{L}\p{N}'])["“'‘](\p{Lu}[\p{L}'’.-]*(?:\s+\p{Lu}[\p{L}'’.-]*){1,3})["”'’](?![\p{L}\p{N}])/gu;
@@ -209,7 +215,10 @@ export function contextLabel(text: string, start: number): { label: string; from
   let before = text.slice(Math.max(lineStart, start - 80), start).replace(/\*\*|__|`/g, '');
   before = before.replace(/[\s(]+$/, '');
   const field = /[:=]\s*$/.test(before);
+  // `key=value` items run side by side (`suites=145 passed=457`): the key is the one word before `=`.
+  const assigned = /\S=\s*$/.test(before);
   before = before.replace(/\s*[:=#]\s*$/, '');
+  if (assigned) before = before.slice(before.search(/\S+$/));
   // Stop at the previous clause: sentence punctuation, an opening bracket, a field separator.
   const cut = Math.max(...['.', '!', '?', ';', ',', ':', '(', ')', '[', ']', '{', '}', '"', '“', '”', '|', '=', '\t'].map((c) => before.lastIndexOf(c)));
   // A `.` inside a word (`v1.2`, `e.g`) is not a sentence end.
@@ -223,13 +232,19 @@ export function contextLabel(text: string, start: number): { label: string; from
   return { label, from: field ? 'field' : 'sentence' };
 }
 
+/** How a text is read: `prose` (a person's words) or `data` (what a tool returned). */
+export type TextSource = 'prose' | 'data';
+
 /**
  * Facts in free text, in order of appearance, each value once, at most `limit`. Where two rules
  * overlap the longer match wins (`ana.lopez@example.com` is one email, not a name and a domain).
  * Each fact is labelled with its field or the words before it in its sentence where there are
- * some; quantities with a unit (`15%`, `4.37 s`) are kept only where a field names them.
+ * some. A number of three digits or more is a fact where a field names it (`passed=457`). A
+ * quantity with a unit is a fact when it reads as measured (`4.37 s`, `371 ms`); a round small one
+ * (`20 minutes`, `59 ms`) only where a field names it, or anywhere in `data` (a tool's output
+ * states quantities; a person's `2 days` is a manner of speaking).
  */
-export function factsFromText(text: string, limit: number): Fact[] {
+export function factsFromText(text: string, limit: number, source: TextSource = 'prose'): Fact[] {
   if (!/[\p{L}\p{N}]/u.test(text)) return [];
   // Each rule runs only where the characters it needs are there (a long text is read many times).
   const has = (pattern: RegExp) => pattern.test(text);
@@ -247,7 +262,7 @@ export function factsFromText(text: string, limit: number): Fact[] {
     ...(digits ? spansOf(text, VERSION, 'version') : []),
     ...(has(/#\d/) ? spansOf(text, HASH_NUMBER, 'number') : []),
     ...(digits ? spansOf(text, AMOUNT, 'amount').map((s) => ({ ...s, value: s.value.replace(/\s+/g, ' ') })) : []),
-    ...(digits ? spansOf(text, UNIT_AMOUNT, 'amount').map((s) => (isMeasured(s.value) ? s : { ...s, needsField: true })) : []),
+    ...(digits ? spansOf(text, UNIT_AMOUNT, 'amount').map((s) => (source === 'data' || isMeasured(s.value) ? s : { ...s, needsField: true })) : []),
     ...(digits ? spansOf(text, JOINED_ID, 'id', (v) => v.length >= 5) : []),
     ...(digits ? spansOf(text, MIXED_ID, 'id') : []),
     ...(digits ? spansOf(text, CODE, 'code') : []),
@@ -255,6 +270,7 @@ export function factsFromText(text: string, limit: number): Fact[] {
     ...spansOf(text, CONSONANT_CODE, 'code', fewVowels),
     ...(digits ? spansOf(text, MASKED_TAIL, 'ending') : []),
     ...(has(/\d{5}/) ? longNumberSpans(text) : []),
+    ...(has(/\d{3}/) ? spansOf(text, FIELD_NUMBER, 'number').map((s) => ({ ...s, needsField: true })) : []),
     ...(has(/["“'‘]/) ? spansOf(text, QUOTED_NAME, 'name') : []),
   ].sort((a, b) => a.start - b.start || b.end - a.end);
   // A line written in capitals is shouting, not a list of codes.
@@ -359,8 +375,11 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
         return;
       }
       // Other strings (messages, descriptions, logs): the facts in them, named by their sentence or else by the field.
-      for (const fact of factsFromText(text, limit - out.length)) {
-        push(fact.label ? fact : { ...fact, label: labelOf(path), labelFrom: 'field' });
+      const inText = factsFromText(text, limit - out.length, 'data');
+      for (const fact of inText) push(fact.label ? fact : { ...fact, label: labelOf(path), labelFrom: 'field' });
+      // A short field holding a digit and no fact of its own (`12 Harbour Street`, `Suite 400`) is one value, as written.
+      if (inText.length === 0 && text.length <= SHORT_FIELD_MAX_CHARS && /\d/.test(text) && !/[\n:=]/.test(text)) {
+        push({ label: labelOf(path, text), labelFrom: 'field', value: oneLine(text) });
       }
       return;
     }
@@ -390,8 +409,8 @@ export function parseJsonData(text: string): unknown {
   }
 }
 
-/** Facts of a tool result or message: read as JSON where it is JSON, as free text otherwise. */
-export function factsFromContent(content: string, limit: number): Fact[] {
+/** Facts of a tool result or message: read as JSON where it is JSON, as free text (`source`) otherwise. */
+export function factsFromContent(content: string, limit: number, source: TextSource = 'prose'): Fact[] {
   const data = parseJsonData(content);
-  return data === undefined ? factsFromText(content, limit) : factsFromJson(data, limit);
+  return data === undefined ? factsFromText(content, limit, source) : factsFromJson(data, limit);
 }

@@ -57,8 +57,8 @@ export interface Ledger {
   readonly messages: number;
 }
 
-/** Facts taken from one message at most: a listing of fifty records gives its first ones. */
-export const LEDGER_FACTS_PER_MESSAGE = 120;
+/** Facts taken from one text at most (a message, a call's arguments, a result): a listing of a thousand records gives its first ones. */
+export const LEDGER_FACTS_PER_MESSAGE = 600;
 
 /**
  * Ranking: a fact counts as if last seen `REFERENCE_WEIGHT` messages later for each time the
@@ -166,8 +166,8 @@ export function sourceOrdinal(source: string): number {
 
 /**
  * The ledger extended with `entries`, oldest first, numbered after the messages the ledger has
- * read. Facts come from user and assistant text and from tool results (call arguments only count
- * as mentions: what a call asks for is already in the request or the result). A fact seen again
+ * read. Facts come from user and assistant text, tool calls' arguments and tool results (the
+ * last two read as data: a quantity there is a fact however round). A fact seen again
  * is one fact: its last mention and its count of mentions move, a better key (a field over a
  * sentence over a shape) replaces a worse one, and with it the source. Known facts found again in
  * a later message by their value count as mentioned. System messages are skipped. Pure: returns
@@ -196,6 +196,11 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
   // Worked out once per fact: is its value worth looking for in later messages, does it identify alone.
   const lookFor: boolean[] = [];
   const distinct: boolean[] = [];
+  // Facts named after the call that asked with them: a result holding them takes them over (the
+  // record's line keeps them). And facts a call brought in: the answer returning them is the same
+  // exchange, not a mention again.
+  const callSourced: boolean[] = [];
+  const askedOnly: boolean[] = [];
   const remember = (fact: LedgerFact, i: number) => {
     index.set(factIdentity(fact.key, fact.value), i);
     if (!byValue.has(fact.value)) byValue.set(fact.value, i);
@@ -204,6 +209,8 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     remember(f, i);
     lookFor.push(isReferenceable(f.value));
     distinct.push(isDistinctive(f.value));
+    callSourced.push(false);
+    askedOnly.push(false);
   });
   let seen = previous.seen;
   let ordinal = previous.messages;
@@ -223,7 +230,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const at = facts.findIndex((f, i) => distinct[i] && f.value !== core && f.value.includes(core) && mentions(f.value.replace(/_/g, ' '), core));
       return at >= 0 ? at : undefined;
     };
-    const add = (found: Fact, source: string) => {
+    const add = (found: Fact, source: string, asked = false) => {
       const fact = normalized(found);
       if (!fact.value) return;
       const { key, strength } = keyOf(fact);
@@ -237,13 +244,17 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
         facts.push(added);
         lookFor.push(isReferenceable(fact.value));
         distinct.push(isDistinctive(fact.value));
+        callSourced.push(asked);
+        askedOnly.push(asked);
         seen++;
         return;
       }
       const old = facts[at];
-      const again = !touched.has(at) && ordinal > old.lastSeen;
+      const again = !touched.has(at) && ordinal > old.lastSeen && !(askedOnly[at] && !asked);
       touched.add(at);
-      const better = strength > old.keyStrength;
+      const better = strength > old.keyStrength || (callSourced[at] && !asked && strength >= old.keyStrength);
+      if (!asked) askedOnly[at] = false;
+      if (better) callSourced[at] = asked;
       facts[at] = {
         ...old,
         key: better ? key : old.key,
@@ -258,9 +269,16 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     if (entry.text.trim()) {
       for (const fact of factsFromContent(entry.text, LEDGER_FACTS_PER_MESSAGE)) add(fact, sourceLabel(entry.role, ordinal));
     }
+    // What a call asked with (a path it patched, a query, a command) is a fact of the call; its
+    // answer's facts come with the result, and a value in both is one fact.
+    for (const call of entry.calls) {
+      if (!call.arguments.trim()) continue;
+      const source = sourceLabel(call.name || 'tool', ordinal);
+      for (const fact of factsFromContent(call.arguments, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source, true);
+    }
     for (const result of entry.results) {
       const source = sourceLabel(result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool', ordinal);
-      for (const fact of factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE)) add(fact, source);
+      for (const fact of factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source);
     }
     // Known facts this message mentions without stating them as a fact (an id in a call's arguments, a code in prose).
     const text = messageText(entry);
