@@ -18,7 +18,7 @@
  */
 import { createTokenCounter, validateMessages, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
 import { requestFloor, viewTokens } from '../budget.js';
-import { extractFacts, occursIn, retentionOfFacts, viewText, type Fact } from './fact-checker.js';
+import { extractFacts, normalize, occursIn, retentionOfFacts, viewText, type Fact } from './fact-checker.js';
 
 /**
  * What a system sends for a request, and, for a system with recall, the original messages the model
@@ -61,6 +61,12 @@ export interface RetentionRow {
   readonly medianSent: number;
   /** Share of conversations whose floor (system prompt + last user turn) fits the budget at all. */
   readonly feasible: number;
+  /**
+   * The values-only ceiling (`valuesCeiling`): mean over conversations of the most facts any view
+   * within the budget could carry, and its 10th percentile. The same for every system of a share.
+   */
+  readonly ceiling: number;
+  readonly ceilingWorstTenth: number;
   /** Runs that threw (counted as keeping nothing, invalid and over budget). */
   readonly errors: number;
 }
@@ -119,12 +125,46 @@ interface Sample {
   error: boolean;
 }
 
+/**
+ * An estimate of the most facts any view within `budget` can carry: the floor (system prompt and
+ * last user turn, which every view sends) keeps the facts it holds for free; the room left
+ * (`budget - floor`) is filled with the other facts' values alone, cheapest first, each priced
+ * as its own text after a space (no key, no grouping, no other text), and a fact whose value
+ * occurs in one already written counts as carried. Token counts of joined texts are not exactly
+ * additive, so this is an estimate, not a proof; it is above what a readable summary can do.
+ * Returns the share of `facts` (1 when there are none; 0 when the floor alone is over the budget
+ * and holds none of them).
+ */
+export function valuesCeiling(request: readonly OpenAIChatMessage[], facts: readonly Fact[], budget: number, floor: number, counter: TokenCounter): number {
+  if (facts.length === 0) return 1;
+  let lastUser = -1;
+  for (let i = request.length - 1; i >= 0; i--) if (request[i].role === 'user') { lastUser = i; break; }
+  const floorText = lastUser >= 0 ? normalize(viewText(request.slice(lastUser))) : '';
+  let room = budget - floor;
+  // What the ceiling wrote, values apart (a NUL between them, so no value runs into the next).
+  let written = '';
+  const carried = (f: Fact) => (floorText !== '' && occursIn(floorText, f.key, 0)) || (written !== '' && occursIn(written, f.key, 0));
+  const rest = facts.filter((f) => !(floorText !== '' && occursIn(floorText, f.key, 0)))
+    .map((f) => ({ f, cost: counter.text(` ${f.value}`) }))
+    .sort((a, b) => a.cost - b.cost || b.f.key.length - a.f.key.length);
+  if (room > 0) {
+    for (const { f, cost } of rest) {
+      if (carried(f)) continue;
+      if (cost > room) break;
+      room -= cost;
+      written += `\u0000 ${f.key} \u0000`;
+    }
+  }
+  return facts.filter(carried).length / facts.length;
+}
+
 /** Runs every system on every conversation at every share and aggregates per system and share. */
 export async function measureRetention(options: RetentionOptions): Promise<RetentionRow[]> {
   const counter = options.counter ?? createTokenCounter();
   const samples = new Map<string, Sample[]>();
   const factCounts: number[] = [];
   const feasible = new Map<number, number>();
+  const ceilings = new Map<number, number[]>();
   const keyOf = (system: string, share: number) => `${share}\u0000${system}`;
   let done = 0;
   for (const conversation of options.conversations) {
@@ -142,6 +182,9 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
     for (const share of options.shares) {
       const budget = Math.max(1, Math.floor(share * tokens));
       if (floor <= budget) feasible.set(share, (feasible.get(share) ?? 0) + 1);
+      const list = ceilings.get(share) ?? [];
+      list.push(valuesCeiling(request, facts, budget, floor, counter));
+      ceilings.set(share, list);
       for (const system of options.systems) {
         let sample: Sample;
         try {
@@ -195,6 +238,8 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
         valid: list.length === 0 ? Number.NaN : list.filter((s) => s.valid).length / list.length,
         medianSent: percentile(list.filter((s) => !s.error).map((s) => s.sent), 0.5),
         feasible: n === 0 ? Number.NaN : (feasible.get(share) ?? 0) / n,
+        ceiling: mean(ceilings.get(share) ?? []),
+        ceilingWorstTenth: percentile(ceilings.get(share) ?? [], 0.1),
         errors: list.filter((s) => s.error).length,
       });
     }

@@ -13,9 +13,13 @@ export interface CompressWithSummaryOptions extends CompressOptions {
 
 /**
  * Compresses a history and, when it is at or above the threshold, summarizes the groups between
- * the head (or the given summary's end) and the tail right away, then plans the view with that
- * summary. For one-shot use (the CLI); servers use `createCompressor`, which does this in the
- * background. `coveredIds` lists exactly the messages the summary replaced.
+ * the head (or the given summary's end) and the fold's end (`report.summarize`) right away, then
+ * plans the view with that summary. When the summary had to leave facts out for room (its ledger
+ * says so) and turns between the fold's end and the kept tail are sent as they are, those turns
+ * are folded in too in a second summary with their room, kept if it leaves out no more facts (and
+ * the newest of them that fit in the room it left unused are given back word for word, in a third).
+ * For one-shot use (the CLI); servers use `createCompressor`, which folds in the background down
+ * to the low-water mark. `coveredIds` lists exactly the messages the summary replaced.
  */
 export async function compressWithSummary<M>(messages: readonly M[], options: CompressWithSummaryOptions): Promise<CompressResult<M> & { coveredIds: readonly string[] }> {
   const { summarizer, signal, ...rest } = options ?? ({} as CompressWithSummaryOptions);
@@ -25,18 +29,59 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
   const first = analyzeContext(messages, resolved);
   const range = first.report.summarize;
   if (!range || range.end <= range.start) return { messages: first.messages, report: first.report, coveredIds: resolved.summary?.coveredIds ?? [] };
-  const { input, lens, counter, idOf } = first;
+  const { input, lens, counter, idOf, counts, grouping } = first;
   const applied = first.report.summary.applied;
-  const { summary } = await summarizeRolling(summarizer, {
+  const summarizeTo = (end: number, roomTokens: number | undefined) => summarizeRolling(summarizer, {
     previousSummary: applied ? resolved.summary?.text : undefined,
-    messages: transcriptOf(input, lens, range.start, range.end),
+    messages: transcriptOf(input, lens, range.start, end),
     signal: signal ?? new AbortController().signal,
     countTokens: counter.text,
     // One view is made: the summary may take all the room the rest of it leaves.
-    ...(range.roomTokens === undefined ? {} : { maxTokens: range.roomTokens }),
+    ...(roomTokens === undefined ? {} : { maxTokens: roomTokens }),
   });
-  const coveredIds = Array.from({ length: range.end - first.report.headEnd }, (_, k) => idOf(first.report.headEnd + k));
+  let folded = await summarizeTo(range.end, range.roomTokens);
+  let end = range.end;
+  // A summary that had to leave facts out for room, while turns between it and the kept tail are
+  // sent word for word: fold those turns in too, with their room, and keep the wider summary when
+  // it leaves out no more facts (its ledger is denser than the turns it replaces). Then give back,
+  // word for word, the newest turns that fit in the room the wider summary left unused.
+  const tail = first.report.protectedStart;
+  const dropped = (r: typeof folded) => (r.factsSeen === undefined || r.factsKept === undefined ? undefined : r.factsSeen - r.factsKept);
+  const droppedFirst = dropped(folded);
+  if (range.roomTokens !== undefined && droppedFirst !== undefined && droppedFirst > 0 && end < tail) {
+    const unpinned = (from: number, to: number) => {
+      let t = 0;
+      for (let i = from; i < to; i++) if (!grouping.pinned[i]) t += counts[i];
+      return t;
+    };
+    // The frame names how many messages it covers: a few more digits may cost a token or two.
+    const wideRoom = Math.max(1, range.roomTokens + unpinned(end, tail) - WIDER_FRAME_MARGIN);
+    const wider = await summarizeTo(tail, wideRoom);
+    const droppedWider = dropped(wider);
+    if (droppedWider !== undefined && droppedWider <= droppedFirst) {
+      folded = wider;
+      end = tail;
+      const unused = wideRoom - counter.text(wider.summary);
+      let back = tail;
+      for (let g = grouping.groupOf[tail - 1]; g >= 0 && grouping.groups[g].start > range.end; g--) {
+        if (unpinned(grouping.groups[g].start, tail) > unused) break;
+        back = grouping.groups[g].start;
+      }
+      if (back < tail) {
+        const narrower = await summarizeTo(back, wideRoom - unpinned(back, tail));
+        const droppedNarrower = dropped(narrower);
+        if (droppedNarrower !== undefined && droppedNarrower <= droppedWider) {
+          folded = narrower;
+          end = back;
+        }
+      }
+    }
+  }
+  const coveredIds = Array.from({ length: end - first.report.headEnd }, (_, k) => idOf(first.report.headEnd + k));
   // Plan again on the same (repaired) history, so the covered ids match what is planned.
-  const second = analyzeContext(input, { ...resolved, counter, repair: false, summary: { text: summary, coveredIds } });
+  const second = analyzeContext(input, { ...resolved, counter, repair: false, summary: { text: folded.summary, coveredIds } });
   return { messages: second.messages, report: { ...second.report, repaired: first.report.repaired }, coveredIds };
 }
+
+/** Tokens kept back from a wider fold's room for its frame's longer count of covered messages. */
+const WIDER_FRAME_MARGIN = 4;
