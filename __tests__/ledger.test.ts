@@ -9,7 +9,7 @@ import { transcriptOf } from '../src/core/transcript.js';
 import { createExtractiveSummarizer, writeSummary } from '../src/summarize/extractive.js';
 import { ARRAY_ITEMS_READ, factsFromContent, factsFromJson, factsFromText, isMeasured, type Fact } from '../src/summarize/facts.js';
 import {
-  appendMissingFacts, emptyLedger, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, renderLedger,
+  anchorOf, appendMissingFacts, emptyLedger, mentions, textWords, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, renderLedger,
   REFERENCE_CAP, REFERENCE_WEIGHT, withoutLedgerBlocks, type Ledger, type LedgerFact,
 } from '../src/summarize/ledger.js';
 import { createLlmSummarizer } from '../src/summarize/llm.js';
@@ -158,6 +158,22 @@ describe('what the ledger reads: whole listings, data text, call arguments', () 
     expect(factsOf(ledger)).toEqual(['path: lib/store/cache.py', 'branch: fix-cache-771', 'ref: R-2001', 'placed: 2024-05-02']);
     expect(ledger.facts.find((f) => f.value === 'lib/store/cache.py')).toMatchObject({ source: 'apply_patch @1', references: 0 });
     expect(ledger.facts.find((f) => f.value === 'R-2001')).toMatchObject({ source: 'lookup @4', firstSeen: 3, references: 0 });
+  });
+});
+
+describe('the mention search looks only where a mention can be', () => {
+  test('property: whenever a text mentions a value, the value\'s anchor is one of the text\'s words', () => {
+    const piece = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9_]{1,6}$/),
+      fc.constantFrom('-', '.', ' ', '$', '€', '/', ':', '=', '"', '_', 'é', '日本', '\n', ',', '1,2'),
+    );
+    const value = fc.array(piece, { minLength: 1, maxLength: 5 }).map((p) => p.join('')).filter((v) => v.trim() !== '');
+    fc.assert(fc.property(value, fc.array(piece, { maxLength: 4 }), fc.array(piece, { maxLength: 4 }), fc.array(piece, { maxLength: 6 }), (v, before, after, noise) => {
+      const text = `${noise.join('')} ${before.join('')}${v}${after.join('')}`;
+      if (!mentions(text, v)) return;
+      const anchor = anchorOf(v);
+      if (anchor !== undefined) expect(textWords(text).has(anchor)).toBe(true);
+    }), propertyParams());
   });
 });
 

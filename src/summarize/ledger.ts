@@ -110,6 +110,24 @@ function isReferenceable(value: string): boolean {
 }
 
 const WORD_CHAR = /[\p{L}\p{N}_]/u;
+/** Runs of the characters `WORD_CHAR` matches: the words `mentions` will not cut into. */
+const WORD_RUN = /[\p{L}\p{N}_]+/gu;
+
+/**
+ * The longest word of a value (`WORD_RUN`), or undefined when it has none. Whenever
+ * `mentions(text, value)` holds, the anchor is one of the text's words (`textWords`): the ledger
+ * searches a message only for the facts filed under its words.
+ */
+export function anchorOf(value: string): string | undefined {
+  let best: string | undefined;
+  for (const w of value.match(WORD_RUN) ?? []) if (best === undefined || w.length > best.length) best = w;
+  return best;
+}
+
+/** The distinct words of a text (`WORD_RUN`). */
+export function textWords(text: string): Set<string> {
+  return new Set(text.match(WORD_RUN));
+}
 
 /** The number of an amount (`$1,234.50` is `1234.50`), for matching it with a field's number. */
 function amountCore(value: string): string | undefined {
@@ -195,6 +213,20 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
   const byValue = new Map<string, number>();
   // Worked out once per fact: is its value worth looking for in later messages, does it identify alone.
   const lookFor: boolean[] = [];
+  // Facts by the longest run of word characters in their value: a message that mentions a value
+  // holds that run as a whole word (a mention is never glued to letters or digits), so only the
+  // facts filed under one of its words are searched for. Values without a word are always searched.
+  const byAnchor = new Map<string, number[]>();
+  const unanchored: number[] = [];
+  const file = (value: string, i: number) => {
+    const anchor = anchorOf(value);
+    if (anchor === undefined) unanchored.push(i);
+    else {
+      const list = byAnchor.get(anchor);
+      if (list) list.push(i);
+      else byAnchor.set(anchor, [i]);
+    }
+  };
   const distinct: boolean[] = [];
   // Facts named after the call that asked with them: a result holding them takes them over (the
   // record's line keeps them). And facts a call brought in: the answer returning them is the same
@@ -208,6 +240,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
   facts.forEach((f, i) => {
     remember(f, i);
     lookFor.push(isReferenceable(f.value));
+    file(f.value, i);
     distinct.push(isDistinctive(f.value));
     callSourced.push(false);
     askedOnly.push(false);
@@ -243,6 +276,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
         touched.add(facts.length);
         facts.push(added);
         lookFor.push(isReferenceable(fact.value));
+        file(fact.value, facts.length - 1);
         distinct.push(isDistinctive(fact.value));
         callSourced.push(asked);
         askedOnly.push(asked);
@@ -280,13 +314,19 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const source = sourceLabel(result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool', ordinal);
       for (const fact of factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source);
     }
-    // Known facts this message mentions without stating them as a fact (an id in a call's arguments, a code in prose).
+    // Known facts this message mentions without stating them as a fact (an id in a call's arguments,
+    // a code in prose): only those whose anchor is one of its words are searched for.
     const text = messageText(entry);
-    for (let i = 0; i < facts.length; i++) {
+    const mentioned = (i: number) => {
       const fact = facts[i];
-      if (!lookFor[i] || touched.has(i) || ordinal <= fact.lastSeen || !mentions(text, fact.value)) continue;
+      if (!lookFor[i] || touched.has(i) || ordinal <= fact.lastSeen || !mentions(text, fact.value)) return;
       facts[i] = { ...fact, lastSeen: ordinal, references: fact.references + 1 };
+    };
+    for (const word of textWords(text)) {
+      const candidates = byAnchor.get(word);
+      if (candidates) for (const i of candidates) mentioned(i);
     }
+    for (const i of unanchored) mentioned(i);
   };
 
   return {
