@@ -14,12 +14,12 @@ import { join } from 'node:path';
 import { createTokenCounter, type OpenAIChatMessage } from '../../src/index.js';
 import { DOMAINS } from '../fixtures/domains/index.js';
 import { measureRetention, type RetentionRow, type RetentionSystem } from './retention.js';
-import { CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, RETENTION_SYSTEMS } from './retention-systems.js';
+import { CTXFOLD_BACKGROUND, CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, RETENTION_SYSTEMS } from './retention-systems.js';
 
 const SHARES = [0.25, 0.5];
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const corpusFile = join(root, '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
-const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, CTXFOLD_RECALL, CTXFOLD_NO_SUMMARY];
+const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, CTXFOLD_RECALL, CTXFOLD_NO_SUMMARY, CTXFOLD_BACKGROUND];
 
 function pct(x: number): string {
   return Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`;

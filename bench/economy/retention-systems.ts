@@ -12,7 +12,7 @@
  * `CTXFOLD_NO_SUMMARY` (the same call without a summary, `compressContext`) is the reference that
  * shows what the summary adds; it is not in the default list.
  */
-import { compressContext, compressWithSummary, createExtractiveSummarizer, createHistoryCache, createTokenCounter, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
+import { compressContext, compressWithSummary, createCompressor, createExtractiveSummarizer, createHistoryCache, createTokenCounter, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
 import { SYSTEMS, type BenchSystem, type RunContext } from '../systems.js';
 import type { RetentionSystem } from './retention.js';
 
@@ -56,6 +56,37 @@ export const CTXFOLD_RECALL: RetentionSystem = {
     const head = result.report.headEnd;
     const recallable = messages.slice(head, head + result.coveredIds.length);
     return { view: result.messages as OpenAIChatMessage[], recallable };
+  },
+};
+
+/**
+ * ctxfold as a server runs it: `createCompressor` with the same planning options and the
+ * extractive summarizer, fed every request of the conversation in turn (each history that ends
+ * right before an assistant message, the last one being the measured request), each reported with
+ * `afterResponse` and its background summary awaited (`drain`) before the next. Its summaries
+ * fold down to the low-water mark only (the one-shot's wider fold is not made in the background),
+ * so this row shows what a chat served through the compressor, the adapters or the proxy keeps.
+ */
+export const CTXFOLD_BACKGROUND: RetentionSystem = {
+  name: 'ctxfold, background (createCompressor)',
+  run: async (messages, budget) => {
+    const { counter: shared, ...options } = planning(budget);
+    const compressor = createCompressor({ ...options, counter: shared, summarizer });
+    try {
+      let view: OpenAIChatMessage[] = messages;
+      for (let end = 1; end <= messages.length; end++) {
+        if (end < messages.length && messages[end].role !== 'assistant') continue;
+        if (messages[end - 1].role === 'assistant') continue;
+        const history = messages.slice(0, end);
+        const { messages: out, report } = await compressor.compress('retention', history);
+        view = out as OpenAIChatMessage[];
+        compressor.afterResponse('retention', history, report);
+        await compressor.drain();
+      }
+      return view;
+    } finally {
+      await compressor.close();
+    }
   },
 };
 
