@@ -159,7 +159,7 @@ const READING_FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') }, commands: ['compress'], fallback: 'none',
-    summary: 'at or above --threshold, summarize the messages between head and tail right away and send the summary instead of them; llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL',
+    summary: 'at or above --threshold, summarize the oldest messages after the head right away and send the summary instead of them (a summary that had to leave facts out is made again, wider: up to three summarizer calls); llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL',
     apply: (o, raw) => {
       const found = SUMMARIZER_CHOICES.find((c) => c === raw);
       if (!found) throw new CliError(`--summarizer must be one of ${SUMMARIZER_CHOICES.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
