@@ -63,12 +63,15 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
       end = tail;
       const unused = wideRoom - counter.text(wider.summary);
       let back = tail;
+      let given = 0;
       for (let g = grouping.groupOf[tail - 1]; g >= 0 && grouping.groups[g].start > range.end; g--) {
-        if (unpinned(grouping.groups[g].start, tail) > unused) break;
+        const more = unpinned(grouping.groups[g].start, back);
+        if (given + more > unused) break;
+        given += more;
         back = grouping.groups[g].start;
       }
       if (back < tail) {
-        const narrower = await summarizeTo(back, wideRoom - unpinned(back, tail));
+        const narrower = await summarizeTo(back, wideRoom - given);
         const droppedNarrower = dropped(narrower);
         if (droppedNarrower !== undefined && droppedNarrower <= droppedWider) {
           folded = narrower;
