@@ -2,9 +2,9 @@ import { describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { extractFacts, isIdKey, normalize, retention, type Fact, type FactKind } from '../bench/economy/fact-checker.js';
-import { lastRequest, measureRetention, percentile, reusedFacts, type RetentionSystem } from '../bench/economy/retention.js';
+import { lastRequest, measureRetention, percentile, reusedFacts, valuesCeiling, type RetentionSystem } from '../bench/economy/retention.js';
 import { DOMAINS, generateCodeAgentConversation, generateSupportAgentConversation } from '../bench/fixtures/domains/index.js';
-import { validateMessages, type OpenAIChatMessage } from '../src/index.js';
+import { createTokenCounter, validateMessages, type OpenAIChatMessage } from '../src/index.js';
 
 const user = (content: string): OpenAIChatMessage => ({ role: 'user', content });
 const tool = (id: string, content: string): OpenAIChatMessage => ({ role: 'tool', tool_call_id: id, content });
@@ -174,6 +174,26 @@ describe('retention math', () => {
     expect(last.meanKept).toBeCloseTo((5 / 7 + 1) / 2, 10);
     expect(bad).toMatchObject({ meanKept: 0, valid: 0, withinBudget: 0, errors: 2 });
     expect(all.meanFacts).toBe((7 + 3) / 2);
+  });
+
+  test('values-only ceiling: the floor carries its facts free, the room takes the cheapest per fact carried, a value inside another counts', () => {
+    const counter = createTokenCounter();
+    const request: OpenAIChatMessage[] = [original[0], user('Earlier: ticket TCK-55501 opened 2024-01-02.'), { role: 'assistant', content: 'Noted.' }, ...original.slice(1, 4)];
+    const facts = extractFacts(request);
+    // No room beyond the floor (the last user turn and what follows it): the floor's facts only.
+    expect(facts.filter((f) => f.message < 3).map((f) => f.value)).toEqual(['TCK-55501', '2024-01-02']);
+    expect(valuesCeiling(request, facts, 10, 10, counter)).toBeCloseTo((facts.length - 2) / facts.length, 10);
+    // Room for every value: every fact.
+    expect(valuesCeiling(request, facts, 10_000, 10, counter)).toBe(1);
+    // Facts of an earlier message, a floor that holds none of them and is over the budget: nothing.
+    const earlier: OpenAIChatMessage[] = [user('ORD-2025-1001 and 523, src/a/b.ts:42'), user('nothing here')];
+    expect(valuesCeiling(earlier, extractFacts(earlier.slice(0, 1)), 5, 50, counter)).toBe(0);
+    // Room for the longer path only: written first, it carries the shorter one inside it.
+    const path = extractFacts(original).filter((f) => f.key.startsWith('src/'));
+    expect(path.map((f) => f.value)).toEqual(['src/a/b.ts:42', 'src/a/b.ts']);
+    const pathCost = counter.text(' src/a/b.ts:42');
+    expect(valuesCeiling([user('hi')], path, 100 + pathCost, 100, counter)).toBe(1);
+    expect(valuesCeiling([user('hi')], path, 100 + pathCost - 1, 100, counter)).toBe(0.5);
   });
 
   test('the checker shares no code with src/summarize', () => {

@@ -38,7 +38,7 @@ function table(title: string, rows: readonly RetentionRow[], log: (line: string)
   const first = rows[0];
   if (first) {
     lines.push('', `${first.conversations} conversations, ${first.meanFacts.toFixed(1)} facts each on average; the floor (system prompt + last user turn) fits the budget in ${SHARES.map((s) => `${pct(rows.find((r) => r.share === s)?.feasible ?? Number.NaN)} at ${Math.round(s * 100)}%`).join(', ')} of them.`);
-    lines.push(`Values-only ceiling (the most facts any view within the budget could carry, values alone, cheapest first; an estimate): ${SHARES.map((s) => {
+    lines.push(`Values-only ceiling (the most facts any view within the budget could carry, values alone, cheapest per fact carried first; an estimate): ${SHARES.map((s) => {
       const r = rows.find((row) => row.share === s);
       return `${pct(r?.ceiling ?? Number.NaN)} mean, ${pct(r?.ceilingWorstTenth ?? Number.NaN)} worst tenth at ${Math.round(s * 100)}%`;
     }).join('; ')}.`);

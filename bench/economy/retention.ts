@@ -128,12 +128,13 @@ interface Sample {
 /**
  * An estimate of the most facts any view within `budget` can carry: the floor (system prompt and
  * last user turn, which every view sends) keeps the facts it holds for free; the room left
- * (`budget - floor`) is filled with the other facts' values alone, cheapest first, each priced
- * as its own text after a space (no key, no grouping, no other text), and a fact whose value
- * occurs in one already written counts as carried. Token counts of joined texts are not exactly
- * additive, so this is an estimate, not a proof; it is above what a readable summary can do.
- * Returns the share of `facts` (1 when there are none; 0 when the floor alone is over the budget
- * and holds none of them).
+ * (`budget - floor`) is filled with the other facts' values alone, each priced as its own text
+ * after a space (no key, no grouping, no other text), and a fact whose value occurs in one already
+ * written counts as carried. Values go cheapest per fact carried first (a value that holds other
+ * facts' values carries them too), each skipped when it no longer fits. Token counts
+ * of joined texts are not exactly additive and the order is greedy, so this is an estimate, not a
+ * proof; it is above what a readable summary can do. Returns the share of `facts` (1 when there
+ * are none; 0 when the floor alone is over the budget and holds none of them).
  */
 export function valuesCeiling(request: readonly OpenAIChatMessage[], facts: readonly Fact[], budget: number, floor: number, counter: TokenCounter): number {
   if (facts.length === 0) return 1;
@@ -144,13 +145,45 @@ export function valuesCeiling(request: readonly OpenAIChatMessage[], facts: read
   // What the ceiling wrote, values apart (a NUL between them, so no value runs into the next).
   let written = '';
   const carried = (f: Fact) => (floorText !== '' && occursIn(floorText, f.key, 0)) || (written !== '' && occursIn(written, f.key, 0));
-  const rest = facts.filter((f) => !(floorText !== '' && occursIn(floorText, f.key, 0)))
-    .map((f) => ({ f, cost: counter.text(` ${f.value}`) }))
-    .sort((a, b) => a.cost - b.cost || b.f.key.length - a.f.key.length);
+  // Which values hold another fact's value (unglued, as `occursIn` reads it): all keys joined,
+  // each key looked for outside its own slot.
+  const starts: number[] = [];
+  let joined = '';
+  for (const f of facts) {
+    joined += '\u0000';
+    starts.push(joined.length);
+    joined += f.key;
+  }
+  joined += '\u0000';
+  const slotAt = (pos: number) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const alnum = (c: string | undefined) => c !== undefined && /[a-z0-9]/.test(c);
+  const held = new Array<number>(facts.length).fill(0);
+  facts.forEach((f, i) => {
+    const edgeStart = alnum(f.key[0]);
+    const edgeEnd = alnum(f.key[f.key.length - 1]);
+    for (let at = joined.indexOf(f.key); at >= 0; at = joined.indexOf(f.key, at + 1)) {
+      const j = slotAt(at);
+      if (j === i || (edgeStart && alnum(joined[at - 1])) || (edgeEnd && alnum(joined[at + f.key.length]))) continue;
+      held[j]++;
+    }
+  });
+  // Cheapest per fact carried first (a value carries itself and the values it holds).
+  const rest = facts.map((f, i) => ({ f, carries: 1 + held[i] }))
+    .filter(({ f }) => !(floorText !== '' && occursIn(floorText, f.key, 0)))
+    .map(({ f, carries }) => ({ f, cost: counter.text(` ${f.value}`), carries }))
+    .sort((x, y) => x.cost / x.carries - y.cost / y.carries || x.cost - y.cost || y.f.key.length - x.f.key.length);
   if (room > 0) {
     for (const { f, cost } of rest) {
-      if (carried(f)) continue;
-      if (cost > room) break;
+      if (carried(f) || cost > room) continue;
       room -= cost;
       written += `\u0000 ${f.key} \u0000`;
     }
