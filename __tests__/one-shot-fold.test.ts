@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { compressContext, compressWithSummary, createExtractiveSummarizer, createTokenCounter } from '../src/index.js';
+import { compressContext, compressWithSummary, createExtractiveSummarizer, createTokenCounter, type Summarizer } from '../src/index.js';
 import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { validHistory } from './helpers/arbitraries.js';
@@ -60,6 +60,34 @@ describe('one-shot fold: a summary short of room takes in the turns it would lea
     const first = compressContext(history, options).report.summarize!;
     const result = await compressWithSummary(history, { ...options, summarizer });
     expect(result.report.headEnd + result.coveredIds.length).toBe(first.end);
+  });
+
+  test('a wider attempt that fails leaves the first summary in force, and the report says why; an abort still rejects', async () => {
+    const history = lookups(60);
+    const tokens = compressContext(history, { counter }).report.tokensBefore;
+    const maxContextTokens = Math.floor(tokens / 4);
+    const options = { counter, maxContextTokens, compressionThresholdTokens: Math.floor(maxContextTokens * 0.75), keepFirst: 1, keepLast: 6 };
+    const planned = compressContext(history, options).report.summarize!;
+    let calls = 0;
+    const failing: Summarizer = { ...summarizer, summarize: (request) => (++calls === 1 ? summarizer.summarize(request) : Promise.reject(new Error('upstream 503'))) };
+    const result = await compressWithSummary(history, { ...options, summarizer: failing });
+    expect(calls).toBe(2);
+    expect(result.report.summary.applied).toBe(true);
+    expect(result.report.headEnd + result.coveredIds.length).toBe(planned.end);
+    expect(result.report.notes.some((n) => n.includes('wider summary') && n.includes('upstream 503'))).toBe(true);
+    expect(result.report.tokensAfter).toBeLessThanOrEqual(maxContextTokens);
+
+    const controller = new AbortController();
+    let seen = 0;
+    const aborting: Summarizer = {
+      ...summarizer,
+      summarize: (request) => {
+        if (++seen === 1) return summarizer.summarize(request);
+        controller.abort(new Error('caller gave up'));
+        return Promise.reject(request.signal.reason);
+      },
+    };
+    await expect(compressWithSummary(history, { ...options, summarizer: aborting, signal: controller.signal })).rejects.toThrow('caller gave up');
   });
 
   test('property: random histories and budgets, the view is valid, in order, and within budget whenever the protected part fits', async () => {

@@ -18,6 +18,7 @@ export interface CompressWithSummaryOptions extends CompressOptions {
  * says so) and turns between the fold's end and the kept tail are sent as they are, those turns
  * are folded in too in a second summary with their room, kept if it leaves out no more facts (and
  * the newest of them that fit in the room it left unused are given back word for word, in a third).
+ * A wider or narrower attempt that fails leaves the summary made before it in force.
  * For one-shot use (the CLI); servers use `createCompressor`, which folds in the background down
  * to the low-water mark. `coveredIds` lists exactly the messages the summary replaced.
  */
@@ -31,14 +32,27 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
   if (!range || range.end <= range.start) return { messages: first.messages, report: first.report, coveredIds: resolved.summary?.coveredIds ?? [] };
   const { input, lens, counter, idOf, counts, grouping } = first;
   const applied = first.report.summary.applied;
+  const live = signal ?? new AbortController().signal;
   const summarizeTo = (end: number, roomTokens: number | undefined) => summarizeRolling(summarizer, {
     previousSummary: applied ? resolved.summary?.text : undefined,
     messages: transcriptOf(input, lens, range.start, end),
-    signal: signal ?? new AbortController().signal,
+    signal: live,
     countTokens: counter.text,
     // One view is made: the summary may take all the room the rest of it leaves.
     ...(roomTokens === undefined ? {} : { maxTokens: roomTokens }),
   });
+  // A wider attempt that fails leaves the summary already made in force (an abort still rejects);
+  // the report's notes say why.
+  const failures: string[] = [];
+  const attempt = async (end: number, roomTokens: number) => {
+    try {
+      return await summarizeTo(end, roomTokens);
+    } catch (error) {
+      if (live.aborted) throw error;
+      failures.push(`a wider summary (to message ${end}) failed, the one before it is used: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  };
   let folded = await summarizeTo(range.end, range.roomTokens);
   let end = range.end;
   // A summary that had to leave facts out for room, while turns between it and the kept tail are
@@ -56,9 +70,9 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
     };
     // The frame names how many messages it covers: a few more digits may cost a token or two.
     const wideRoom = Math.max(1, range.roomTokens + unpinned(end, tail) - WIDER_FRAME_MARGIN);
-    const wider = await summarizeTo(tail, wideRoom);
-    const droppedWider = dropped(wider);
-    if (droppedWider !== undefined && droppedWider <= droppedFirst) {
+    const wider = await attempt(tail, wideRoom);
+    const droppedWider = wider && dropped(wider);
+    if (wider && droppedWider !== undefined && droppedWider <= droppedFirst) {
       folded = wider;
       end = tail;
       const unused = wideRoom - counter.text(wider.summary);
@@ -71,9 +85,9 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
         back = grouping.groups[g].start;
       }
       if (back < tail) {
-        const narrower = await summarizeTo(back, wideRoom - given);
-        const droppedNarrower = dropped(narrower);
-        if (droppedNarrower !== undefined && droppedNarrower <= droppedWider) {
+        const narrower = await attempt(back, wideRoom - given);
+        const droppedNarrower = narrower && dropped(narrower);
+        if (narrower && droppedNarrower !== undefined && droppedNarrower <= droppedWider) {
           folded = narrower;
           end = back;
         }
@@ -83,7 +97,8 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
   const coveredIds = Array.from({ length: end - first.report.headEnd }, (_, k) => idOf(first.report.headEnd + k));
   // Plan again on the same (repaired) history, so the covered ids match what is planned.
   const second = analyzeContext(input, { ...resolved, counter, repair: false, summary: { text: folded.summary, coveredIds } });
-  return { messages: second.messages, report: { ...second.report, repaired: first.report.repaired }, coveredIds };
+  const notes = failures.length > 0 ? { notes: [...second.report.notes, ...failures] } : {};
+  return { messages: second.messages, report: { ...second.report, repaired: first.report.repaired, ...notes }, coveredIds };
 }
 
 /** Tokens kept back from a wider fold's room for its frame's longer count of covered messages. */
