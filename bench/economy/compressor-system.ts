@@ -6,7 +6,7 @@
  * server would have made by then is in place. Counts the summarizer's calls, for "summarizer
  * calls per 100 turns".
  */
-import { createCompressor, createExtractiveSummarizer, createTokenCounter, type Compressor, type Summarizer } from '../../src/index.js';
+import { createCompressor, createExtractiveSummarizer, createTokenCounter, type Compressor, type CompressorOptions, type Summarizer } from '../../src/index.js';
 import type { EconomySystem } from './economy-replay.js';
 
 /** The system, and how many calls its summarizer has made and over how many requests. */
@@ -15,8 +15,14 @@ export interface CompressorEconomySystem extends EconomySystem {
   close(): Promise<void>;
 }
 
-/** A fresh `createCompressor` economy system at one budget (the budget of a workload is fixed). */
-export function compressorSystem(name = 'ctxfold + background summaries'): CompressorEconomySystem {
+/** Compressor options a system may set beside the budget, summarizer and counter it manages. */
+export type CompressorSystemOptions = Omit<CompressorOptions, 'maxContextTokens' | 'summarizer' | 'counter'>;
+
+/**
+ * A fresh `createCompressor` economy system at one budget (the budget of a workload is fixed),
+ * with `options` (default: the compressor's own defaults).
+ */
+export function compressorSystem(name = 'ctxfold + background summaries', options: CompressorSystemOptions = {}): CompressorEconomySystem {
   const extractive = createExtractiveSummarizer();
   let summarizerCalls = 0;
   let summaries = 0;
@@ -30,7 +36,7 @@ export function compressorSystem(name = 'ctxfold + background summaries'): Compr
     async viewOf(history, budget, chatId) {
       if (compressor === undefined || budgetOf !== budget) {
         await compressor?.close();
-        compressor = createCompressor({ maxContextTokens: budget, summarizer: counting, counter });
+        compressor = createCompressor({ ...options, maxContextTokens: budget, summarizer: counting, counter });
         compressor.on('summary:done', () => { summaries++; });
         budgetOf = budget;
       }

@@ -349,7 +349,8 @@ export function viewText(view: readonly OpenAIChatMessage[]): string {
   return normalize(parts.join('\n'));
 }
 
-function isAlnum(c: string | undefined): boolean {
+/** A lower-case ASCII letter or digit (the checker compares normalized, lower-cased text): what a fact may not be glued to. */
+export function isAlnum(c: string | undefined): boolean {
   return c !== undefined && /[a-z0-9]/.test(c);
 }
 

@@ -12,8 +12,9 @@
  * `CTXFOLD_NO_SUMMARY` (the same call without a summary, `compressContext`) is the reference that
  * shows what the summary adds; it is not in the default list.
  */
-import { compressContext, compressWithSummary, createCompressor, createExtractiveSummarizer, createHistoryCache, createTokenCounter, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
+import { compressContext, compressWithSummary, createExtractiveSummarizer, createHistoryCache, createTokenCounter, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
 import { SYSTEMS, type BenchSystem, type RunContext } from '../systems.js';
+import { compressorSystem } from './compressor-system.js';
 import type { RetentionSystem } from './retention.js';
 
 /** One counter for every ctxfold call of the process (a server keeps one). */
@@ -60,8 +61,8 @@ export const CTXFOLD_RECALL: RetentionSystem = {
 };
 
 /**
- * ctxfold as a server runs it: `createCompressor` with the same planning options and the
- * extractive summarizer, fed every request of the conversation in turn (each history that ends
+ * ctxfold as a server runs it (`compressorSystem`: `createCompressor` with the same planning
+ * options and the extractive summarizer), fed every request of the conversation in turn (each history that ends
  * right before an assistant message, the last one being the measured request), each reported with
  * `afterResponse` and its background summary awaited (`drain`) before the next. Its summaries
  * fold down to the low-water mark only (the one-shot's wider fold is not made in the background),
@@ -70,22 +71,18 @@ export const CTXFOLD_RECALL: RetentionSystem = {
 export const CTXFOLD_BACKGROUND: RetentionSystem = {
   name: 'ctxfold, background (createCompressor)',
   run: async (messages, budget) => {
-    const { counter: shared, ...options } = planning(budget);
-    const compressor = createCompressor({ ...options, counter: shared, summarizer });
+    const { counter: _own, maxContextTokens: _budget, ...options } = planning(budget);
+    const system = compressorSystem('ctxfold, background (createCompressor)', options);
     try {
       let view: OpenAIChatMessage[] = messages;
       for (let end = 1; end <= messages.length; end++) {
         if (end < messages.length && messages[end].role !== 'assistant') continue;
         if (messages[end - 1].role === 'assistant') continue;
-        const history = messages.slice(0, end);
-        const { messages: out, report } = await compressor.compress('retention', history);
-        view = out as OpenAIChatMessage[];
-        compressor.afterResponse('retention', history, report);
-        await compressor.drain();
+        view = await system.viewOf(messages.slice(0, end), budget, 'retention');
       }
       return view;
     } finally {
-      await compressor.close();
+      await system.close();
     }
   },
 };

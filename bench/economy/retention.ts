@@ -18,7 +18,7 @@
  */
 import { createTokenCounter, validateMessages, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
 import { requestFloor, viewTokens } from '../budget.js';
-import { extractFacts, normalize, occursIn, retentionOfFacts, viewText, type Fact } from './fact-checker.js';
+import { extractFacts, isAlnum, normalize, occursIn, retentionOfFacts, viewText, type Fact } from './fact-checker.js';
 
 /**
  * What a system sends for a request, and, for a system with recall, the original messages the model
@@ -165,14 +165,13 @@ export function valuesCeiling(request: readonly OpenAIChatMessage[], facts: read
     }
     return lo;
   };
-  const alnum = (c: string | undefined) => c !== undefined && /[a-z0-9]/.test(c);
   const held = new Array<number>(facts.length).fill(0);
   facts.forEach((f, i) => {
-    const edgeStart = alnum(f.key[0]);
-    const edgeEnd = alnum(f.key[f.key.length - 1]);
+    const edgeStart = isAlnum(f.key[0]);
+    const edgeEnd = isAlnum(f.key[f.key.length - 1]);
     for (let at = joined.indexOf(f.key); at >= 0; at = joined.indexOf(f.key, at + 1)) {
       const j = slotAt(at);
-      if (j === i || (edgeStart && alnum(joined[at - 1])) || (edgeEnd && alnum(joined[at + f.key.length]))) continue;
+      if (j === i || (edgeStart && isAlnum(joined[at - 1])) || (edgeEnd && isAlnum(joined[at + f.key.length]))) continue;
       held[j]++;
     }
   });
