@@ -1,4 +1,4 @@
-import type { MessageLens } from '../formats/lens.js';
+import type { MessageLens, Reading } from '../formats/lens.js';
 import { scanStructure } from './structure.js';
 
 /**
@@ -117,12 +117,15 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     let complete = true;
     let stray = false;
     let end = i;
+    let first: Reading | undefined;
     // A group grows while the next message is joined to it by a format constraint.
     do {
       i = end;
       while (t < turns.length && turns[t].opener < i) t++;
       const turn = t < turns.length && turns[t].opener === i ? turns[t++] : undefined;
-      if (read(messages[i]).hasUserText) userText = true;
+      const here = read(messages[i]);
+      first ??= here;
+      if (here.hasUserText) userText = true;
       end = i + 1;
       if (turn) {
         type = 'turn';
@@ -130,11 +133,14 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
         for (let k = turn.openersEnd; k < end; k++) if (read(messages[k]).hasUserText) userText = true;
         if (!turn.complete) complete = false;
         // The follow-up that consumes the results belongs to the turn when it opens nothing itself.
-        if (turn.complete && end < n && read(messages[end]).kind === 'assistant' && read(messages[end]).calls.length === 0 && !joined(end + 1)) {
-          if (read(messages[end]).hasUserText) userText = true;
-          end++;
+        if (turn.complete && end < n && !joined(end + 1)) {
+          const next = read(messages[end]);
+          if (next.kind === 'assistant' && next.calls.length === 0) {
+            if (next.hasUserText) userText = true;
+            end++;
+          }
         }
-      } else if (read(messages[i]).results.length > 0) {
+      } else if (here.results.length > 0) {
         stray = true; // answers no call of the turn before it
       }
     } while (joined(end));
@@ -147,7 +153,7 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
       start,
       end,
       type,
-      system: type === 'single' && end - start === 1 && read(messages[start]).kind === 'system',
+      system: type === 'single' && end - start === 1 && first!.kind === 'system',
       userText,
       complete,
       stray,

@@ -103,9 +103,10 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
   const strictNames = lens.namesMustMatch === true;
   let i = from;
   while (i < to) {
-    const opened = read(messages[i]).calls;
+    const here = read(messages[i]);
+    const opened = here.calls;
     if (opened.length === 0) {
-      read(messages[i]).results.forEach((result, slot) => results.push({ index: i, slot, result, pairing: 'outside', turn: -1, call: -1 }));
+      here.results.forEach((result, slot) => results.push({ index: i, slot, result, pairing: 'outside', turn: -1, call: -1 }));
       i++;
       continue;
     }
@@ -131,8 +132,9 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
     let unitOpen = true; // still inside the results that belong to the turn as a unit
     let k = j;
     for (; k < to; k++) {
-      const carried = read(messages[k]).results;
-      if (carried.length === 0 || read(messages[k]).calls.length > 0) break;
+      const r = read(messages[k]);
+      const carried = r.results;
+      if (carried.length === 0 || r.calls.length > 0) break;
       let fresh = 0;
       carried.forEach((result, slot) => {
         const { call, pairing } = pairResult(calls, answered, result.id, result.name, strictNames);

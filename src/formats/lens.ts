@@ -133,6 +133,12 @@ export interface MessageLens<M = unknown> {
    */
   readonly splitParallelCalls: boolean;
   /**
+   * True when reading a message is a few property loads (OpenAI Chat, Responses items, Qwen-Agent):
+   * reading it again costs less than remembering the reading, so `memoizedLens` leaves the lens as
+   * it is. Leave unset where a reading parses text or walks content parts.
+   */
+  readonly cheapRead?: boolean;
+  /**
    * True when a result that carries both an id and a name answers a call only if both match
    * (Gemini: `functionResponse.name` must equal its `functionCall.name`); repair then re-keys it.
    */
@@ -210,9 +216,10 @@ export interface MessageLens<M = unknown> {
  * grouping pass, the structure scan, repair and counting read each message once however often they
  * ask. Messages are the caller's objects and are never changed, so a reading never goes stale
  * unless the caller mutates a message in place (a fresh memoized lens per request is then safe).
+ * A lens whose reading is cheaper than a WeakMap entry (`cheapRead`) is returned as it is.
  */
 export function memoizedLens<M>(lens: MessageLens<M>): MessageLens<M> {
-  if ((lens as { readonly memoized?: boolean }).memoized) return lens;
+  if ((lens as { readonly memoized?: boolean }).memoized || lens.cheapRead) return lens;
   const seen = new WeakMap<object, Reading>();
   const read = (m: M): Reading => {
     if (typeof m !== 'object' || m === null) return lens.read(m);

@@ -133,6 +133,7 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
     return n;
   },
   splitParallelCalls: false,
+  cheapRead: true,
   summaryMessage: (text, role) => ({ role, content: text }),
   rekeyResult(m, _slot, call) {
     if (call.id === undefined) return { ...m, role: 'function', name: call.name };

@@ -96,6 +96,7 @@ export const openaiResponsesLens: MessageLens<ResponsesItem> = {
     return joins;
   },
   splitParallelCalls: true,
+  cheapRead: true,
   summaryMessage: (text, role) => ({ type: 'message', role: role === 'system' ? 'developer' : 'user', content: text }),
   // A custom tool call is answered by a custom tool output; every other call by a function call
   // output, which the API also takes for local shell calls (the call's type travels on the CallRef
