@@ -47,7 +47,8 @@ export type LensOrigin = 'named' | 'evidence' | 'default';
  * traffic at all (plain role/content messages) has nothing to pair and is read as OpenAI Chat.
  * Every message from `from` on is then checked against the lens (`from`: messages already read
  * with it, for a remembered history). The lens returned reads each message object once (a fresh
- * memo per call, so one request never sees readings of objects a caller changed since).
+ * memo per call, so one request never sees readings of objects a caller changed since), unless
+ * its reading is cheaper than remembering it (`cheapRead`): it then reads again when asked.
  */
 export function selectLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): MessageLens<any> {
   return chooseLens(messages, format, path, from).lens;
