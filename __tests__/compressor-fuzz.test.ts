@@ -75,7 +75,7 @@ describe('the compressor under random edits and faults', () => {
     let summariesDone = 0;
     await fc.assert(fc.asyncProperty(
       fc.array(fc.constantFrom<Behaviour>('ok', 'ok', 'ok', 'slow', 'throw', 'empty', 'hang'), { minLength: 1, maxLength: 6 }),
-      fc.array(opArb, { minLength: 10, maxLength: 32 }),
+      fc.array(opArb, { minLength: 10, maxLength: 32, size: 'max' }),
       async (script, ops) => {
         const store = new FaultyStore();
         const c = createCompressor({ maxContextTokens: 260, compressionThresholdTokens: 120, keepLast: 2, summarizer: faultySummarizer(script), store, jobTimeoutMs: JOB_TIMEOUT_MS });

@@ -19,15 +19,15 @@ const TRICKY = [
   'Ω', 'ж', 'ק', 'ع', 'ह', 'ก', '\u088f', '\u0c5c', '\u{11de0}', '\u{16ff4}', '\ud800',
 ];
 
-const trickyText = fc.array(fc.constantFrom(...TRICKY), { maxLength: 60 }).map((parts) => parts.join(''));
+const trickyText = fc.array(fc.constantFrom(...TRICKY), { maxLength: 60, size: 'max' }).map((parts) => parts.join(''));
 /** Few characters, many combinations: whitespace of every kind next to letters, apostrophes and punctuation. */
-const spacingText = fc.array(fc.constantFrom(' ', '\u0085', '\u00a0', '\u2003', '\t', '\n', '\r', 'a', 'A', 'ſ', "'", 's', '.', '中'), { maxLength: 12 }).map((parts) => parts.join(''));
+const spacingText = fc.array(fc.constantFrom(' ', '\u0085', '\u00a0', '\u2003', '\t', '\n', '\r', 'a', 'A', 'ſ', "'", 's', '.', '中'), { maxLength: 12, size: 'max' }).map((parts) => parts.join(''));
 const anyText = fc.oneof(
   trickyText,
   spacingText,
-  fc.string({ unit: 'grapheme', maxLength: 80 }),
-  fc.string({ unit: 'binary', maxLength: 80 }),
-  fc.array(fc.oneof(fc.constantFrom('the', 'The', "don't", "WE'LL", 'x1', '12345', '  ', '\n\n', '{"k":', '"v"}', '中文字', '😀'), fc.string({ maxLength: 6 })), { maxLength: 40 }).map((p) => p.join(' ')),
+  fc.string({ unit: 'grapheme', maxLength: 80, size: 'max' }),
+  fc.string({ unit: 'binary', maxLength: 80, size: 'max' }),
+  fc.array(fc.oneof(fc.constantFrom('the', 'The', "don't", "WE'LL", 'x1', '12345', '  ', '\n\n', '{"k":', '"v"}', '中文字', '😀'), fc.string({ maxLength: 6 })), { maxLength: 40, size: 'max' }).map((p) => p.join(' ')),
 );
 
 describe('counting by tiktoken pieces split in JavaScript', () => {

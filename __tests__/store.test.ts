@@ -57,7 +57,7 @@ describe('MemoryStore and SqliteStore agree', () => {
     const sqlite = track(SqliteStore.open(join(dir, 'model.db')));
     let round = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+      fc.asyncProperty(fc.array(op, { maxLength: 30, size: 'max' }), async (ops) => {
         const memory = new MemoryStore();
         const prefix = `r${round++}-`;
         const versions = new Map<string, number>();

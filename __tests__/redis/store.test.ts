@@ -57,7 +57,7 @@ redisDescribe('RedisStore agrees with MemoryStore', () => {
     const redis = await fresh();
     let round = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+      fc.asyncProperty(fc.array(op, { maxLength: 30, size: 'max' }), async (ops) => {
         const memory = new MemoryStore();
         const prefix = `r${round++}-`;
         for (const o of ops) {
