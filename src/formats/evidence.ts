@@ -88,7 +88,8 @@ function readEvidence(message: unknown, previous: unknown, say: (format: FormatN
     say('openai', LEGACY_CALL);
   }
   if (isObj(message.extra) && 'function_id' in message.extra) say('qwen-agent', 'extra.function_id');
-  if (typeof message.content === 'string' && !('tool_calls' in message) && message.content.includes('<tool_')) {
+  // Only assistant and user text can carry Hermes tags: a tool output (the longest texts) is not searched.
+  if ((role === 'assistant' || role === 'user') && typeof message.content === 'string' && !('tool_calls' in message) && message.content.includes('<tool_')) {
     if (role === 'assistant' && HERMES_CALL.test(message.content)) say('hermes', 'a <tool_call>{...}</tool_call> block in assistant text');
     if (role === 'user' && HERMES_RESPONSE.test(message.content)) say('hermes', 'a <tool_response> block in user text');
   }
