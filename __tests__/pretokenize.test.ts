@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { get_encoding, type TiktokenEncoding } from 'tiktoken';
 import { splitsLikeTiktoken } from '../src/tokens/pretokenize.js';
-import { tiktokenCounter } from '../src/tokens/tiktoken.js';
+import { SINGLE_TOKEN_RANKS, singleTokenTexts, tiktokenCounter } from '../src/tokens/tiktoken.js';
 import { propertyParams } from './helpers/property-runs.js';
 
 /**
@@ -34,6 +34,23 @@ describe('counting by tiktoken pieces split in JavaScript', () => {
   for (const encoding of ENCODINGS) {
     const enc = get_encoding(encoding);
     const exact = (t: string) => enc.encode_ordinary(t).length;
+
+    test(`${encoding}: every text the counter takes for one token is one token of the vocabulary, byte for byte`, () => {
+      const texts = singleTokenTexts(encoding);
+      const utf8 = new TextEncoder();
+      const notTokens: string[] = [];
+      // encode_single_token throws unless the bytes are exactly one token.
+      for (const text of texts) {
+        try {
+          enc.encode_single_token(utf8.encode(text));
+        } catch {
+          notTokens.push(JSON.stringify(text));
+        }
+      }
+      expect(notTokens).toEqual([]);
+      // Only ranks whose bytes split a character are missing (a few percent).
+      expect(texts.size).toBeGreaterThan(0.95 * SINGLE_TOKEN_RANKS);
+    });
 
     test(`${encoding}: every text counts exactly as tiktoken counts it whole (property, one counter across runs)`, () => {
       const count = tiktokenCounter(encoding);
