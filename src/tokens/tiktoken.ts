@@ -44,13 +44,36 @@ function sharedEncoder(encoding: TiktokenEncoding): Tiktoken {
  */
 export const SINGLE_TOKEN_RANKS = 50_000;
 
+/**
+ * Pieces a process encodes one by one (through any counter of an encoding) before it reads that
+ * encoding's `singleTokenTexts`. Reading them costs about 40 ms, what encoding some 8,000 pieces
+ * costs: a short-lived process that counts little (a CLI run on a small file) never pays for them,
+ * and one that keeps counting (a server) pays once, early.
+ */
+export const SINGLE_TOKEN_AFTER = 5_000;
+
 const singles = new Map<TiktokenEncoding, ReadonlySet<string>>();
+const encodedPieces = new Map<TiktokenEncoding, number>();
+
+/**
+ * The count of one piece no counter of this process remembers: 1 when the piece is one of the
+ * encoding's single-token texts (read once `SINGLE_TOKEN_AFTER` pieces have been encoded),
+ * otherwise tiktoken's count of it.
+ */
+function countNewPiece(encoding: TiktokenEncoding, piece: string, whole: (text: string) => number): number {
+  const known = singles.get(encoding);
+  if (known !== undefined) return known.has(piece) ? 1 : whole(piece);
+  const encoded = (encodedPieces.get(encoding) ?? 0) + 1;
+  encodedPieces.set(encoding, encoded);
+  if (encoded >= SINGLE_TOKEN_AFTER) singleTokenTexts(encoding);
+  return whole(piece);
+}
 
 /**
  * The texts that are exactly one token of `encoding`: each of its first `SINGLE_TOKEN_RANKS`
  * tokens whose bytes are whole UTF-8, decoded byte for byte (a leading byte-order mark kept; a
  * token that splits a character is left out). Built from the vocabulary alone, once per process
- * with the shared encoder, and freed with it. tiktoken looks a whole piece up in its vocabulary
+ * with the shared encoder (counters use it after `SINGLE_TOKEN_AFTER` pieces), and freed with it. tiktoken looks a whole piece up in its vocabulary
  * before it merges bytes, so a piece found here counts 1 without a call into WASM.
  */
 export function singleTokenTexts(encoding: TiktokenEncoding): ReadonlySet<string> {
@@ -76,6 +99,7 @@ export function freeEncoders(): void {
   for (const enc of loaded.values()) enc.free();
   loaded.clear();
   singles.clear();
+  encodedPieces.clear();
 }
 
 /**
@@ -161,8 +185,8 @@ const MAX_PIECES = 1 << 16;
  * `freeEncoders()`. For o200k_base and cl100k_base a text whose characters split alike in both
  * regex engines (`splitsLikeTiktoken`) is split into tiktoken's own pieces in JavaScript, and only
  * pieces this counter has not seen are encoded: the count of encoding the whole text, at a
- * fraction of the cost; a piece that is one token by itself (`singleTokenTexts`) is not encoded
- * either. A piece of `LONG_RUN` length is counted in `RUN_SLICE_CHARS` slices, as
+ * fraction of the cost; in a process that has counted much, a piece that is one token by itself
+ * (`singleTokenTexts`) is not encoded either. A piece of `LONG_RUN` length is counted in `RUN_SLICE_CHARS` slices, as
  * `countInPieces` does, and a text longer than `WINDOW_CHARS` is split in windows. The piece
  * memory is this counter's own and bounded (`MAX_PIECES`).
  */
@@ -183,7 +207,7 @@ export function tiktokenCounter(encoding: TiktokenEncoding): TextCounter {
     }
     let n = young.get(piece);
     if (n === undefined) {
-      n = old.get(piece) ?? (singleTokenTexts(encoding).has(piece) ? 1 : whole(piece));
+      n = old.get(piece) ?? countNewPiece(encoding, piece, whole);
       if (young.size >= MAX_PIECES) {
         old = young;
         young = new Map();
