@@ -40,14 +40,14 @@ function sharedEncoder(encoding: TiktokenEncoding): Tiktoken {
  * How many of an encoding's tokens, by rank, `singleTokenTexts` holds. Lower ranks are the byte
  * sequences merged first when the vocabulary was trained, the most frequent ones: the first
  * 50,000 hold 72-86% of the distinct pieces of prose, source code and JSON tool output, and take
- * about 40 ms and 3 MB to build, against about 180 ms and 11 MB for a whole o200k vocabulary.
+ * 40-80 ms and about 3 MB to build, against about 180 ms and 11 MB for a whole o200k vocabulary.
  */
 export const SINGLE_TOKEN_RANKS = 50_000;
 
 /**
  * Pieces a process encodes one by one (through any counter of an encoding) before it reads that
- * encoding's `singleTokenTexts`. Reading them costs about 40 ms, what encoding some 8,000 pieces
- * costs: a short-lived process that counts little (a CLI run on a small file) never pays for them,
+ * encoding's `singleTokenTexts`. Reading them costs 40-80 ms, what encoding some 8,000 to 16,000
+ * pieces costs: a short-lived process that counts little (a CLI run on a small file) never pays for them,
  * and one that keeps counting (a server) pays once, early.
  */
 export const SINGLE_TOKEN_AFTER = 5_000;
@@ -73,8 +73,9 @@ function countNewPiece(encoding: TiktokenEncoding, piece: string, whole: (text: 
  * The texts that are exactly one token of `encoding`: each of its first `SINGLE_TOKEN_RANKS`
  * tokens whose bytes are whole UTF-8, decoded byte for byte (a leading byte-order mark kept; a
  * token that splits a character is left out). Built from the vocabulary alone, once per process
- * with the shared encoder (counters use it after `SINGLE_TOKEN_AFTER` pieces), and freed with it. tiktoken looks a whole piece up in its vocabulary
- * before it merges bytes, so a piece found here counts 1 without a call into WASM.
+ * with the shared encoder (counters use it after `SINGLE_TOKEN_AFTER` pieces), and freed with it.
+ * tiktoken looks a whole piece up in its vocabulary before it merges bytes, so a piece found here
+ * counts 1 without a call into WASM.
  */
 export function singleTokenTexts(encoding: TiktokenEncoding): ReadonlySet<string> {
   let set = singles.get(encoding);
@@ -186,9 +187,9 @@ const MAX_PIECES = 1 << 16;
  * regex engines (`splitsLikeTiktoken`) is split into tiktoken's own pieces in JavaScript, and only
  * pieces this counter has not seen are encoded: the count of encoding the whole text, at a
  * fraction of the cost; in a process that has counted much, a piece that is one token by itself
- * (`singleTokenTexts`) is not encoded either. A piece of `LONG_RUN` length is counted in `RUN_SLICE_CHARS` slices, as
- * `countInPieces` does, and a text longer than `WINDOW_CHARS` is split in windows. The piece
- * memory is this counter's own and bounded (`MAX_PIECES`).
+ * (`singleTokenTexts`) is not encoded either. A piece of `LONG_RUN` length is counted in
+ * `RUN_SLICE_CHARS` slices, as `countInPieces` does, and a text longer than `WINDOW_CHARS` is
+ * split in windows. The piece memory is this counter's own and bounded (`MAX_PIECES`).
  */
 export function tiktokenCounter(encoding: TiktokenEncoding): TextCounter {
   const whole = (text: string) => sharedEncoder(encoding).encode_ordinary(text).length;
