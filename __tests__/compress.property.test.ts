@@ -252,4 +252,68 @@ describe('what a counter remembers between requests never changes a view', () =>
     expect(reused).toBeGreaterThan(10);
     expect(applied).toBeGreaterThan(10);
   });
+
+  test('text the plan did not read may change between requests: the next plan still equals a fresh one', () => {
+    const step = fc.record({
+      extra: fc.oneof(fc.constant(0), fc.nat(6)),
+      edits: fc.array(fc.record({ at: fc.nat(), text: fc.oneof(textArb, fc.constant('')), revert: fc.boolean() }), { minLength: 1, maxLength: 3 }),
+      maxPermille: fc.oneof(fc.integer({ min: 30, max: 300 }), fc.integer({ min: 300, max: 1200 })),
+      keepFirst: fc.integer({ min: 0, max: 2 }),
+      keepLast: fc.integer({ min: 0, max: 6 }),
+      withSummary: fc.nat(3).map((v) => v === 0),
+    });
+    let passedOver = 0;
+    fc.assert(fc.property(validHistory(), fc.integer({ min: 1, max: 80 }), fc.array(step, { minLength: 2, maxLength: 6, size: 'max' }), (history, start, steps) => {
+      const shared = createTokenCounter();
+      const cache = createHistoryCache();
+      const texts = new Map<number, string>();
+      let length = Math.min(history.length, start);
+      let previous: OpenAIChatMessage[] = [];
+      let summary: { text: string; coveredIds: string[] } | undefined;
+      for (const s of steps) {
+        length = Math.min(history.length, length + s.extra);
+        for (const e of s.edits) {
+          // Most edits land in the older half, where text goes unread under a small budget.
+          const at = e.at % (e.at % 3 === 0 ? length : Math.max(1, Math.ceil(length / 2)));
+          if (e.revert) texts.delete(at);
+          else texts.set(at, e.text);
+        }
+        // A re-parsed body: new objects, string content edited where the steps said so.
+        const request = (JSON.parse(JSON.stringify(history.slice(0, length))) as OpenAIChatMessage[]).map((m, i) => (texts.has(i) && typeof m.content === 'string' ? { ...m, content: texts.get(i)! } : m));
+        const tokens = compressContext(request, { counter: createTokenCounter(), format: 'openai' }).report.tokensBefore;
+        const options: CompressOptions = { format: 'openai', maxContextTokens: Math.max(1, Math.floor((tokens * s.maxPermille) / 1000)), keepFirst: s.keepFirst, keepLast: s.keepLast, summary: s.withSummary ? summary : undefined };
+        // The first message whose text differs from the request before, and how far the chat's memory still matches.
+        let changed = 0;
+        while (changed < Math.min(previous.length, request.length) && JSON.stringify(previous[changed]) === JSON.stringify(request[changed])) changed++;
+        if (changed < Math.min(previous.length, request.length) && cache.recall('edited', request).shared > changed) passedOver++;
+        const warm = compressContext(request, { ...options, counter: shared, historyCache: cache, chatId: 'edited' });
+        const fresh = compressContext(request, { ...options, counter: createTokenCounter() });
+        expect(observed(warm)).toEqual(observed(fresh));
+        const range = fresh.report.summarize ?? { start: fresh.report.headEnd, end: fresh.report.tailStart };
+        summary = { text: 'the summary so far', coveredIds: idsOf(request, openaiChatLens, fresh.report.headEnd, range.end) };
+        previous = request;
+      }
+    }), { ...propertyParams(), numRuns: Math.max(50, Math.floor(propertyParams().numRuns / 4)) });
+    // The runs reached what they are about: a changed message passed over as unread text.
+    expect(passedOver).toBeGreaterThan(10);
+  });
+
+  test('example: text edited while unread, counted at a larger budget, then edited back, is counted again', () => {
+    const history: OpenAIChatMessage[] = [{ role: 'system', content: 'rules' }];
+    for (let i = 0; i < 12; i++) history.push({ role: 'user', content: `question ${i} `.repeat(20) }, { role: 'assistant', content: `answer ${i} `.repeat(20) });
+    const cache = createHistoryCache();
+    const counter = createTokenCounter();
+    const edited = (text: string) => history.map((m, i) => (i === 3 ? { ...m, content: text } : { ...m }));
+    const total = compressContext(history, { counter: createTokenCounter() }).report.tokensBefore;
+    const requests = [
+      { messages: edited(history[3].content as string), maxContextTokens: Math.floor(total / 5) },
+      { messages: edited('a much longer text than before '.repeat(30)), maxContextTokens: 2 * total },
+      { messages: edited(history[3].content as string), maxContextTokens: 2 * total },
+    ];
+    for (const r of requests) {
+      const warm = compressContext(r.messages, { maxContextTokens: r.maxContextTokens, counter, historyCache: cache, chatId: 'back' });
+      const fresh = compressContext(r.messages, { maxContextTokens: r.maxContextTokens, counter: createTokenCounter() });
+      expect(observed(warm)).toEqual(observed(fresh));
+    }
+  });
 });

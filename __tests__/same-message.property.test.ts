@@ -106,3 +106,60 @@ describe('sharedMessages', () => {
     expect(sharedMessages([inherits('user')], [inherits('assistant')])).toBe(0);
   });
 });
+
+/**
+ * The oracle for text a plan never read: a copy with every string `content`, and every string
+ * `function.arguments` of a `tool_calls` object, replaced by a marker of whether it was empty.
+ * Written from the rule's statement, apart from the comparison it judges.
+ */
+function textBlanked(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const m = { ...(value as Json) };
+  const mark = (s: string) => (s === '' ? '' : 'some text');
+  if (typeof m.content === 'string') m.content = mark(m.content);
+  if (Array.isArray(m.tool_calls)) {
+    m.tool_calls = m.tool_calls.map((c: unknown) => {
+      if (!c || typeof c !== 'object' || Array.isArray(c)) return c;
+      const f = (c as Json).function;
+      if (!f || typeof f !== 'object' || Array.isArray(f) || typeof (f as Json).arguments !== 'string') return c;
+      return { ...(c as Json), function: { ...(f as Json), arguments: mark((f as Json).arguments as string) } };
+    });
+  }
+  return m;
+}
+
+describe('sharedMessages with text unread', () => {
+  /** A re-parsed copy of a message with its text changed: another string (empty or not) where a string was. */
+  const retexted = (m: Json) => fc.tuple(fc.string({ maxLength: 4 }), fc.string({ maxLength: 4 })).map(([c, args]) => {
+    const copy = JSON.parse(JSON.stringify(m)) as Json;
+    if (typeof copy.content === 'string') copy.content = c;
+    if (Array.isArray(copy.tool_calls)) {
+      for (const call of copy.tool_calls as unknown[]) {
+        const f = call && typeof call === 'object' ? (call as Json).function : undefined;
+        if (f && typeof f === 'object' && !Array.isArray(f) && typeof (f as Json).arguments === 'string') (f as Json).arguments = args;
+      }
+    }
+    return copy;
+  });
+  const pair = message.chain((m) => fc.tuple(fc.constant(m as Json), fc.oneof({ weight: 2, arbitrary: fc.constant(JSON.parse(JSON.stringify(m)) as Json) }, { weight: 1, arbitrary: mutated(m as Json) }, { weight: 4, arbitrary: retexted(m as Json) })));
+
+  test('inside the span, all but the text is compared exactly; outside it and at pinned messages, everything is', () => {
+    let looseOnly = 0;
+    fc.assert(fc.property(fc.array(pair, { maxLength: 8, size: 'max' }), fc.nat(3), fc.nat(8), fc.array(fc.nat(4).map((v) => v === 0), { minLength: 8, maxLength: 8 }), (pairs, x, y, pins) => {
+      const a = pairs.map(([m]) => m);
+      const b = pairs.map(([, m]) => m);
+      const span = { from: Math.min(x, y), to: Math.max(x, y), pinned: Uint8Array.from(pins, (p) => (p ? 1 : 0)) };
+      let expected = 0;
+      while (expected < pairs.length) {
+        const loose = expected >= span.from && expected < span.to && !pins[expected];
+        const same = loose ? isDeepStrictEqual(textBlanked(a[expected]), textBlanked(b[expected])) : isDeepStrictEqual(a[expected], b[expected]);
+        if (!same) break;
+        if (loose && !isDeepStrictEqual(a[expected], b[expected])) looseOnly++;
+        expected++;
+      }
+      expect(sharedMessages(a, b, span)).toBe(expected);
+    }), propertyParams());
+    // Messages equal only with their text unread were passed over often.
+    expect(looseOnly).toBeGreaterThan(propertyParams().numRuns / 10);
+  });
+});

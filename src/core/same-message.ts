@@ -12,33 +12,59 @@ import { sameJson } from './same-json.js';
  * At the message, call and function level the keys compared are those `for...in` lists (own and
  * inherited enumerable): for plain objects the same as `sameJson`'s own keys, and for any other
  * object what a read by name sees, which is how ctxfold reads a message.
+ *
+ * Given `unread`, the messages it names are equal when all but their text is (see `TextUnread`):
+ * the text a plan never read costs nothing to compare, however long the history.
  */
-export function sharedMessages(a: readonly unknown[], b: readonly unknown[]): number {
+export function sharedMessages(a: readonly unknown[], b: readonly unknown[], unread?: TextUnread): number {
   const limit = Math.min(a.length, b.length);
   let n = 0;
-  while (n < limit && (a[n] === b[n] || sameMessage(a[n], b[n]))) n++;
+  const exactTo = unread ? Math.min(limit, unread.from) : limit;
+  while (n < exactTo && (a[n] === b[n] || sameMessage(a[n], b[n], false))) n++;
+  if (!unread || n < exactTo) return n;
+  const looseTo = Math.min(limit, unread.to);
+  const pinned = unread.pinned;
+  while (n < looseTo && (a[n] === b[n] || sameMessage(a[n], b[n], pinned[n] !== 1))) n++;
+  if (n < looseTo) return n;
+  while (n < limit && (a[n] === b[n] || sameMessage(a[n], b[n], false))) n++;
   return n;
+}
+
+/**
+ * Messages of a remembered history whose text its plan never read: `[from, to)` except those
+ * `pinned` (1). `sharedMessages` compares their string `content` and a call's string
+ * `function.arguments` only as strings, empty or not (`sameMessage`'s `looseText`); all else
+ * exactly. Whoever passes it must not reuse anything computed from that text (counts, ids).
+ */
+export interface TextUnread {
+  readonly from: number;
+  readonly to: number;
+  readonly pinned: Uint8Array;
 }
 
 type Fields = Record<string, unknown>;
 
-/** Two messages equal (see `sharedMessages`); arrays and non-objects compare by `sameJson`. */
-function sameMessage(a: unknown, b: unknown): boolean {
+/**
+ * Two messages equal (see `sharedMessages`); arrays and non-objects compare by `sameJson`. With
+ * `looseText`, a string `content` (and a call's string `function.arguments`) equals any string
+ * that is empty exactly when it is.
+ */
+function sameMessage(a: unknown, b: unknown, looseText: boolean): boolean {
   if (!fields(a) || !fields(b)) return sameJson(a, b);
-  if (!sameValue(a.role, b.role, 1) || !sameValue(a.content, b.content, 1) || !sameValue(a.tool_call_id, b.tool_call_id, 1)) return false;
+  if (!sameValue(a.role, b.role, 1) || !(looseText ? sameText(a.content, b.content, 1) : sameValue(a.content, b.content, 1)) || !sameValue(a.tool_call_id, b.tool_call_id, 1)) return false;
   const calls = a.tool_calls;
   const other = b.tool_calls;
   if (calls !== other) {
     if (Array.isArray(calls) && Array.isArray(other)) {
       if (calls.length !== other.length) return false;
-      for (let i = 0; i < calls.length; i++) if (!sameCall(calls[i], other[i])) return false;
+      for (let i = 0; i < calls.length; i++) if (!sameCall(calls[i], other[i], looseText)) return false;
     } else if (!sameJson(calls, other, 1)) return false;
   }
   return sameKeys(a, b, MESSAGE, 0);
 }
 
 /** One tool call, compared like a message (its `function` one level further). */
-function sameCall(a: unknown, b: unknown): boolean {
+function sameCall(a: unknown, b: unknown, looseText: boolean): boolean {
   if (a === b) return true;
   if (!fields(a) || !fields(b)) return sameJson(a, b, 2);
   if (!sameValue(a.id, b.id, 3) || !sameValue(a.type, b.type, 3)) return false;
@@ -46,10 +72,16 @@ function sameCall(a: unknown, b: unknown): boolean {
   const g = b.function;
   if (f !== g) {
     if (fields(f) && fields(g)) {
-      if (!sameValue(f.name, g.name, 4) || !sameValue(f.arguments, g.arguments, 4) || !sameKeys(f, g, FUNCTION, 3)) return false;
+      if (!sameValue(f.name, g.name, 4) || !(looseText ? sameText(f.arguments, g.arguments, 4) : sameValue(f.arguments, g.arguments, 4)) || !sameKeys(f, g, FUNCTION, 3)) return false;
     } else if (!sameJson(f, g, 3)) return false;
   }
   return sameKeys(a, b, CALL, 2);
+}
+
+/** Two strings, empty or not alike, are the same text unread; anything else compares by `sameValue`. */
+function sameText(x: unknown, y: unknown, depth: number): boolean {
+  if (typeof x === 'string' && typeof y === 'string') return (x.length === 0) === (y.length === 0);
+  return sameValue(x, y, depth);
 }
 
 /** An object that is not an array. */

@@ -139,6 +139,14 @@ export interface MessageLens<M = unknown> {
    */
   readonly cheapRead?: boolean;
   /**
+   * True when a message's string `content`, and a string `function.arguments` of its `tool_calls`,
+   * is only ever read as text (counted, fingerprinted, summarized, sent): its value never decides
+   * the message's kind, pairing, group or checks, only whether it is a string and whether it is
+   * empty. A chat's remembered history then compares such text only where a plan read it (see
+   * `TextUnread`). Leave unset where text carries structure (Hermes `<tool_call>` tags).
+   */
+  readonly stringContentIsText?: boolean;
+  /**
    * True when a result that carries both an id and a name answers a call only if both match
    * (Gemini: `functionResponse.name` must equal its `functionCall.name`); repair then re-keys it.
    */

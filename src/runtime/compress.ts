@@ -365,8 +365,8 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   const counts = countHistory(input, lens, counter, input === messages && known ? { history: known, shared } : NOTHING_SHARED, lazy);
   const extraTokens = requestExtraTokens(options, counter);
   let countedFrom: number | undefined;
+  const hEnd = headEnd(grouping, plan0.keepFirst);
   if (lazy) {
-    const hEnd = headEnd(grouping, plan0.keepFirst);
     countedFrom = countBackward(input, lens, counter, counts, grouping, {
       headEnd: hEnd,
       tailStart: tailStart(grouping, plan0.keepLast, hEnd),
@@ -388,7 +388,12 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     prefixTokensShared = remembered?.view ? sharedPrefixTokens(remembered.view, trace, shared) : 0;
     // A snapshot: callers append to their arrays in place, and the counts are for this content.
     const snapshot = known && counts === known.counts ? known.messages : messages.slice();
-    cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids, view: trace });
+    // Text the plan did not read: after the head and what a summary's ids were checked on, before
+    // the first message counted. The next request compares it loosely (see `TextUnread`).
+    const summarizedEnd = options.readsSummarizedIds && d.summarize ? d.summarize.end : 0;
+    const unreadFrom = Math.min(input.length, Math.max(hEnd + (options.summary?.coveredIds.length ?? 0), summarizedEnd));
+    const textUnread = countedFrom !== undefined && lens.stringContentIsText && countedFrom > unreadFrom ? { from: unreadFrom, to: countedFrom } : undefined;
+    cache.remember(chatId, { messages: snapshot, counts, grouping, format: lens.format, ids, view: trace, textUnread });
   }
   const listDropped = memo(() => {
     const out: DroppedMessage[] = [];

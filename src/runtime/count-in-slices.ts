@@ -35,7 +35,7 @@ export async function countInSlices(cache: HistoryCache, chatId: string, message
   const grouping = buildGroups(messages, lens, known ? { grouping: known.grouping, shared } : undefined);
   const ids = known ? known.ids.slice(0, shared) : [];
   // The previous view's make-up carries over for the part of the history that is unchanged.
-  const history = { messages: messages.slice(), counts, grouping, format: lens.format, ids, view: known?.view ? viewBefore(known.view, shared) : undefined };
+  const history = { messages: messages.slice(), counts, grouping, format: lens.format, ids, view: known?.view ? viewBefore(known.view, shared) : undefined, textUnread: known?.textUnread };
   cache.remember(chatId, history);
   return { history, shared: n };
 }

@@ -1,6 +1,7 @@
-import { sharedMessages } from '../core/same-message.js';
+import { sharedMessages, type TextUnread } from '../core/same-message.js';
 import type { Grouping } from '../core/groups.js';
 import type { FormatName } from '../formats/lens.js';
+import { LENSES } from '../formats/registry.js';
 import { Fingerprints } from './fingerprints.js';
 
 /**
@@ -16,6 +17,13 @@ export interface RememberedHistory {
   readonly ids: string[];
   /** What that view was made of, for the prefix the next view shares with it. */
   readonly view?: ViewTrace;
+  /**
+   * Messages `[from, to)` whose text the plan never read (neither counted for the view nor
+   * checked against a summary's ids; pinned ones excepted), for a format whose string content is
+   * only text (`stringContentIsText`): the next request compares their text loosely and reuses
+   * neither their counts nor their ids (see `recall`).
+   */
+  readonly textUnread?: { readonly from: number; readonly to: number };
 }
 
 /** A view, message by message: a kept message by its history index, a made one by its JSON text; with the tokens of each. */
@@ -69,6 +77,32 @@ export function estimateBytes(history: RememberedHistory): number {
   return 8 * tokens + 160 * history.counts.length;
 }
 
+/** The messages of `history` whose text may be compared loosely, when its format allows it. */
+function unreadOf(history: RememberedHistory): TextUnread | undefined {
+  const span = history.textUnread;
+  if (!span || span.to <= span.from || !LENSES[history.format]?.stringContentIsText) return undefined;
+  return { from: span.from, to: span.to, pinned: history.grouping.pinned };
+}
+
+/**
+ * `history` as it stands for `messages`, which share its first `shared` messages with the text of
+ * the unread ones compared loosely: those take the new message objects, an uncounted count (NaN)
+ * and no id, so nothing computed from their old text is reused. Copies; the entry is not changed.
+ */
+function forgetUnread(history: RememberedHistory, messages: readonly unknown[], shared: number, unread: TextUnread): RememberedHistory {
+  const snapshot = history.messages.slice();
+  const counts = history.counts.slice();
+  const ids = history.ids.slice();
+  const end = Math.min(shared, unread.to);
+  for (let i = unread.from; i < end; i++) {
+    if (unread.pinned[i] === 1) continue;
+    snapshot[i] = messages[i];
+    counts[i] = NaN;
+    if (i < ids.length) delete ids[i];
+  }
+  return { ...history, messages: snapshot, counts, ids };
+}
+
 /** Creates an empty history cache (see `HistoryCache`). */
 export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCache {
   const maxChats = options.maxChats ?? 1000;
@@ -84,10 +118,12 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
       if (!entry || messages.length === 0) return NOTHING;
       entries.delete(chatId); // most recently used last
       entries.set(chatId, entry);
-      const known = entry.history.messages;
+      const history = entry.history;
+      const unread = unreadOf(history);
       // The same object, or equal content: comparing two strings is far cheaper than hashing one.
-      const shared = sharedMessages(known, messages);
-      return shared === 0 ? NOTHING : { history: entry.history, shared };
+      const shared = sharedMessages(history.messages, messages, unread);
+      if (shared === 0) return NOTHING;
+      return { history: unread && shared > unread.from ? forgetUnread(history, messages, shared, unread) : history, shared };
     },
     remember(chatId, history) {
       const old = entries.get(chatId);

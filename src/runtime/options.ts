@@ -260,6 +260,11 @@ export interface ResolvedCompressOptions {
   readonly provider?: Profile<unknown>;
   /** What the history cache already matched for these exact messages (the compressor's slice counting did). */
   readonly recalled?: Recall;
+  /**
+   * The caller reads the ids of the range the plan asks to summarize (a summary job does): the
+   * chat's memory then counts that range's text as read (see `RememberedHistory.textUnread`).
+   */
+  readonly readsSummarizedIds?: boolean;
   /** How a stored summary is shortened to the room a view has (the summarizer's own rule, when it has one). */
   readonly shortenSummary?: SummaryShortener;
 }

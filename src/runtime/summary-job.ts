@@ -109,6 +109,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     ...ctx.planning,
     chatId,
     recalled,
+    readsSummarizedIds: true,
     summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
   });
   const { report, input, lens, counter, counts, idOf, grouping } = analysis;

@@ -198,6 +198,7 @@ export const aiSdkLens: MessageLens<AiSdkMessage> = {
     return joins;
   },
   splitParallelCalls: false,
+  stringContentIsText: true,
   // A provider-level (and ModelMessage) user or assistant message carries parts; a system message carries a string.
   summaryMessage: (text, role) => (role === 'system' ? { role, content: text } : { role, content: [{ type: 'text', text }] }),
   missingResults(calls, text) {

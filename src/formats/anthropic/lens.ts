@@ -139,6 +139,7 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
     return byThinking || byServerTools ? joins : undefined;
   },
   splitParallelCalls: false,
+  stringContentIsText: true,
   leadsWithUser: true,
   // No system role in the list: the summary is a user turn whatever role is asked for.
   summaryMessage: (text) => ({ role: 'user', content: text }),

@@ -134,6 +134,7 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   },
   splitParallelCalls: false,
   cheapRead: true,
+  stringContentIsText: true,
   summaryMessage: (text, role) => ({ role, content: text }),
   rekeyResult(m, _slot, call) {
     if (call.id === undefined) return { ...m, role: 'function', name: call.name };

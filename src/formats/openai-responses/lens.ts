@@ -97,6 +97,7 @@ export const openaiResponsesLens: MessageLens<ResponsesItem> = {
   },
   splitParallelCalls: true,
   cheapRead: true,
+  stringContentIsText: true,
   summaryMessage: (text, role) => ({ type: 'message', role: role === 'system' ? 'developer' : 'user', content: text }),
   // A custom tool call is answered by a custom tool output; every other call by a function call
   // output, which the API also takes for local shell calls (the call's type travels on the CallRef
