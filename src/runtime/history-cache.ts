@@ -90,15 +90,18 @@ function unreadOf(history: RememberedHistory): TextUnread | undefined {
  * and no id, so nothing computed from their old text is reused. Copies; the entry is not changed.
  */
 function forgetUnread(history: RememberedHistory, messages: readonly unknown[], shared: number, unread: TextUnread): RememberedHistory {
-  const snapshot = history.messages.slice();
-  const counts = history.counts.slice();
-  const ids = history.ids.slice();
   const end = Math.min(shared, unread.to);
-  for (let i = unread.from; i < end; i++) {
-    if (unread.pinned[i] === 1) continue;
-    snapshot[i] = messages[i];
-    counts[i] = NaN;
-    if (i < ids.length) delete ids[i];
+  const pinned = unread.pinned;
+  // The new objects stand for the shared prefix (equal but for unread text), the old ones after it.
+  const snapshot = shared >= history.messages.length ? messages.slice(0, shared) : [...messages.slice(0, shared), ...history.messages.slice(shared)];
+  const counts = history.counts.slice();
+  for (let i = unread.from; i < end; i++) if (pinned[i] !== 1) counts[i] = NaN;
+  // Ids are filled lazily (most are holes); the array is copied only when the span holds one.
+  let ids = history.ids;
+  for (let i = unread.from; i < Math.min(end, ids.length); i++) {
+    if (ids[i] === undefined || pinned[i] === 1) continue;
+    if (ids === history.ids) ids = history.ids.slice();
+    (ids as (string | undefined)[])[i] = undefined;
   }
   return { ...history, messages: snapshot, counts, ids };
 }
