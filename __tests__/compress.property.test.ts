@@ -263,6 +263,7 @@ describe('what a counter remembers between requests never changes a view', () =>
       withSummary: fc.nat(3).map((v) => v === 0),
     });
     let passedOver = 0;
+    const runs = Math.max(100, Math.floor(propertyParams().numRuns / 4));
     fc.assert(fc.property(validHistory(), fc.integer({ min: 1, max: 80 }), fc.array(step, { minLength: 2, maxLength: 6, size: 'max' }), (history, start, steps) => {
       const shared = createTokenCounter();
       const cache = createHistoryCache();
@@ -293,9 +294,9 @@ describe('what a counter remembers between requests never changes a view', () =>
         summary = { text: 'the summary so far', coveredIds: idsOf(request, openaiChatLens, fresh.report.headEnd, range.end) };
         previous = request;
       }
-    }), { ...propertyParams(), numRuns: Math.max(50, Math.floor(propertyParams().numRuns / 4)) });
+    }), { ...propertyParams(), numRuns: runs });
     // The runs reached what they are about: a changed message passed over as unread text.
-    expect(passedOver).toBeGreaterThan(10);
+    expect(passedOver).toBeGreaterThan(runs / 10);
   });
 
   test('example: text edited while unread, counted at a larger budget, then edited back, is counted again', () => {

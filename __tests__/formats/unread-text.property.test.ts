@@ -98,8 +98,9 @@ describe('a chat memory and text its plan did not read', () => {
         }
       }), { ...formatPropertyParams(), numRuns: Math.max(100, Math.floor(formatPropertyParams().numRuns / 10)) });
       expect(compared).toBeGreaterThan(30);
-      // Where the format allows it, changed messages were passed over as unread text, often.
-      if (LENSES[format]?.stringContentIsText) expect(passedOver).toBeGreaterThan(5);
+      // Where the format allows it, changed messages were passed over as unread text (3 to 30 times
+      // in 100 runs, by format and seed).
+      if (LENSES[format]?.stringContentIsText) expect(passedOver).toBeGreaterThan(2);
       else expect(passedOver).toBe(0);
     });
   }
