@@ -11,7 +11,7 @@ import type { ToolOutputTrim } from '../src/runtime/options.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { anyHistory, brokenHistory, textArb, validHistory } from './helpers/arbitraries.js';
 import { propertyParams } from './helpers/property-runs.js';
-import { expectedHeadEnd, expectedProtectedStart, expectSafeView, type ViewFacts } from './helpers/view-checks.js';
+import { expectedHeadEnd, expectedProtectedStart, expectSafeView, observedResult, type ViewFacts } from './helpers/view-checks.js';
 import { unitStarts } from './helpers/oracle.js';
 
 const counter = createTokenCounter();
@@ -208,9 +208,7 @@ describe('the view checks catch an unsafe view', () => {
 });
 
 describe('what a counter remembers between requests never changes a view', () => {
-  /** Everything a caller can observe of one result, as plain data. */
-  // prefixTokensShared compares with the chat's previous view: it exists only with a chat memory.
-  const observed = (r: CompressResult<OpenAIChatMessage>) => ({ messages: r.messages, report: JSON.parse(JSON.stringify({ ...r.report, prefixTokensShared: undefined })) as unknown });
+  const observed = observedResult<OpenAIChatMessage>;
 
   test('a sequence of continuing, re-parsed, shortened and edited requests plans exactly as a fresh counter does', () => {
     const step = fc.record({

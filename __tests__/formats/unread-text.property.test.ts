@@ -1,11 +1,12 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { compressContext, createHistoryCache, createTokenCounter, type CompressResult } from '../../src/index.js';
+import { compressContext, createHistoryCache, createTokenCounter } from '../../src/index.js';
 import { convertMessages } from '../../src/core/index.js';
 import { LENSES, SUPPORTED_FORMATS } from '../../src/formats/registry.js';
 import type { FormatName } from '../../src/formats/lens.js';
 import { textArb, validHistory } from '../helpers/arbitraries.js';
 import { formatPropertyParams } from '../helpers/property-runs.js';
+import { observedResult } from '../helpers/view-checks.js';
 
 /**
  * A chat's memory compares the text of messages its last plan never read only loosely (a string
@@ -16,8 +17,6 @@ import { formatPropertyParams } from '../helpers/property-runs.js';
 
 type Json = Record<string, unknown>;
 
-/** Everything a caller can observe of one result, as plain data (the prefix figure needs a chat memory). */
-const observed = (r: CompressResult<unknown>) => ({ messages: r.messages, report: JSON.parse(JSON.stringify({ ...r.report, prefixTokensShared: undefined })) as unknown });
 
 /** The paths of every string under a `content`, `text` or `arguments` key of a message, found by walking it. */
 function textPaths(value: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
@@ -93,7 +92,7 @@ describe('a chat memory and text its plan did not read', () => {
           // The memory now holds this request, unless it was repaired (a repaired history is not remembered).
           if (cache.recall('edited', request).shared === request.length) previous = request;
           const fresh = compressContext(request, { ...options, counter: createTokenCounter() });
-          expect(observed(warm)).toEqual(observed(fresh));
+          expect(observedResult(warm)).toEqual(observedResult(fresh));
           compared++;
         }
       }), { ...formatPropertyParams(), numRuns: Math.max(100, Math.floor(formatPropertyParams().numRuns / 10)) });

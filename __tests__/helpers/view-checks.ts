@@ -15,6 +15,15 @@ import { expectedRepair, matchesAddedResult, pairingProblems, unitStarts } from 
  * Validity, units and repairs are judged by `oracle.ts`, which shares no code with the planner.
  */
 
+/**
+ * Everything a caller can observe of one result, as plain data (the report's getters read), for
+ * comparing a plan made with a chat memory against a fresh one; `prefixTokensShared` is left out,
+ * since it compares with the chat's previous view and exists only with a chat memory.
+ */
+export function observedResult<M>(r: CompressResult<M>): { messages: M[]; report: unknown } {
+  return { messages: r.messages, report: JSON.parse(JSON.stringify({ ...r.report, prefixTokensShared: undefined })) as unknown };
+}
+
 /** End (exclusive) of the first `keepFirst` messages rounded out to whole units. */
 export function expectedHeadEnd(messages: readonly OpenAIChatMessage[], keepFirst: number): number {
   const n = messages.length;

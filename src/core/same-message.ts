@@ -51,7 +51,7 @@ type Fields = Record<string, unknown>;
  */
 function sameMessage(a: unknown, b: unknown, looseText: boolean): boolean {
   if (!fields(a) || !fields(b)) return sameJson(a, b);
-  if (!sameValue(a.role, b.role, 1) || !(looseText ? sameText(a.content, b.content, 1) : sameValue(a.content, b.content, 1)) || !sameValue(a.tool_call_id, b.tool_call_id, 1)) return false;
+  if (!sameValue(a.role, b.role, 1) || !sameText(a.content, b.content, 1, looseText) || !sameValue(a.tool_call_id, b.tool_call_id, 1)) return false;
   const calls = a.tool_calls;
   const other = b.tool_calls;
   if (calls !== other) {
@@ -72,15 +72,15 @@ function sameCall(a: unknown, b: unknown, looseText: boolean): boolean {
   const g = b.function;
   if (f !== g) {
     if (fields(f) && fields(g)) {
-      if (!sameValue(f.name, g.name, 4) || !(looseText ? sameText(f.arguments, g.arguments, 4) : sameValue(f.arguments, g.arguments, 4)) || !sameKeys(f, g, FUNCTION, 3)) return false;
+      if (!sameValue(f.name, g.name, 4) || !sameText(f.arguments, g.arguments, 4, looseText) || !sameKeys(f, g, FUNCTION, 3)) return false;
     } else if (!sameJson(f, g, 3)) return false;
   }
   return sameKeys(a, b, CALL, 2);
 }
 
-/** Two strings, empty or not alike, are the same text unread; anything else compares by `sameValue`. */
-function sameText(x: unknown, y: unknown, depth: number): boolean {
-  if (typeof x === 'string' && typeof y === 'string') return (x.length === 0) === (y.length === 0);
+/** `sameValue`, except that with `loose` two strings, empty or not alike, are the same (text unread). */
+function sameText(x: unknown, y: unknown, depth: number, loose: boolean): boolean {
+  if (loose && typeof x === 'string' && typeof y === 'string') return (x.length === 0) === (y.length === 0);
   return sameValue(x, y, depth);
 }
 

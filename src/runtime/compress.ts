@@ -351,21 +351,21 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   // Ids (a fingerprint each) of the shared prefix carry over from the history this one continues.
   const ids = input === messages ? carriedIds(known, shared) : [];
   const idOf = (i: number): string => (ids[i] ??= fingerprints.idAt(input, lens, i));
+  const plan0 = options.plan;
+  const hEnd = headEnd(grouping, plan0.keepFirst);
   let summaryNote: string | undefined;
   let resolvedSummary: ResolvedSummary | undefined;
   if (options.summary) {
-    const r = resolveSummary(input, idOf, grouping, headEnd(grouping, options.plan.keepFirst), options.summary);
+    const r = resolveSummary(input, idOf, grouping, hEnd, options.summary);
     resolvedSummary = r.resolved;
     summaryNote = r.note;
   }
-  const plan0 = options.plan;
   // With a budget (and no clearing of old results, which reads every result), only what a view
   // can hold is counted: newest first, until the budget and the threshold are decided.
   const lazy = plan0.maxContextTokens !== undefined && plan0.collapseMinChars === undefined;
   const counts = countHistory(input, lens, counter, input === messages && known ? { history: known, shared } : NOTHING_SHARED, lazy);
   const extraTokens = requestExtraTokens(options, counter);
   let countedFrom: number | undefined;
-  const hEnd = headEnd(grouping, plan0.keepFirst);
   if (lazy) {
     countedFrom = countBackward(input, lens, counter, counts, grouping, {
       headEnd: hEnd,

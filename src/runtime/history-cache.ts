@@ -98,7 +98,8 @@ function forgetUnread(history: RememberedHistory, messages: readonly unknown[], 
   for (let i = unread.from; i < end; i++) if (pinned[i] !== 1) counts[i] = NaN;
   // Ids are filled lazily (most are holes); the array is copied only when the span holds one.
   let ids = history.ids;
-  for (let i = unread.from; i < Math.min(end, ids.length); i++) {
+  const idsEnd = Math.min(end, ids.length);
+  for (let i = unread.from; i < idsEnd; i++) {
     if (ids[i] === undefined || pinned[i] === 1) continue;
     if (ids === history.ids) ids = history.ids.slice();
     (ids as (string | undefined)[])[i] = undefined;
