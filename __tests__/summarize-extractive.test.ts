@@ -1,8 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import type { TranscriptEntry } from '../src/formats/lens.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
-import { createExtractiveSummarizer, foldEntries, LEDGER_SHARE, writeSummary } from '../src/summarize/extractive.js';
-import { emptyLedger, ledgerBuilder, parseLedger } from '../src/summarize/ledger.js';
+import { createExtractiveSummarizer, foldEntries, LEDGER_SHARE, ledgerOf, writeSummary } from '../src/summarize/extractive.js';
+import { emptyLedger, ledgerBuilder, ledgerStats, parseLedger } from '../src/summarize/ledger.js';
 import { emptyMemory } from '../src/summarize/working-memory.js';
 import { generateConversation } from '../bench/fixtures/conversation.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
@@ -30,6 +30,11 @@ function section(summary: string, name: string): string[] {
 /** The facts of a summary's ledger block, as `key: value`, in the order the block writes them. */
 function ledgerFacts(summary: string): string[] {
   return parseLedger(summary).facts.map((f) => `${f.key}: ${f.value}`);
+}
+
+/** The values of every fact a summary holds: its ledger block's, and those its other sections state. */
+function summaryValues(summary: string): string[] {
+  return ledgerOf(summary).facts.map((f) => f.value);
 }
 
 function entries(messages: Parameters<typeof openaiChatLens.read>[0][]): TranscriptEntry[] {
@@ -61,8 +66,21 @@ describe('extractive summarizer', () => {
     const summary = await createExtractiveSummarizer().summarize({ messages: orderRound(3), signal: live() });
     expect(section(summary, 'Goal')).toEqual(['Where is my order ORD-1003? It was due last week.']);
     expect(section(summary, 'Tool calls')).toEqual(['lookup_order(order_id=ORD-1003)']);
-    expect(ledgerFacts(summary)).toEqual(expect.arrayContaining(['order_id: ORD-1003', `tracking_number: TRK${String(3 * 7919).padStart(6, '0')}X`]));
+    const tracking = `TRK${String(3 * 7919).padStart(6, '0')}X`;
+    expect(summaryValues(summary)).toEqual(expect.arrayContaining(['ORD-1003', tracking]));
     expect(section(summary, 'Conclusions').join(' ')).toContain('has shipped');
+    // The request and the answer state the whole record, so the Facts block does not write it
+    // again; its meta line counts both facts as kept.
+    expect(ledgerFacts(summary)).toEqual([]);
+    expect(ledgerStats(summary)).toEqual({ seen: 2, kept: 2 });
+  });
+
+  test('a record the other sections only partly state is written whole: its fields stay together', async () => {
+    const round = orderRound(4);
+    // The answer no longer states the tracking number: the record's line keeps both fields.
+    round[3] = { ...round[3], text: 'Order ORD-1004 has shipped.' };
+    const summary = await createExtractiveSummarizer().summarize({ messages: round, signal: live() });
+    expect(ledgerFacts(summary)).toEqual(['order_id: ORD-1004', `tracking_number: TRK${String(4 * 7919).padStart(6, '0')}X`]);
   });
 
   test('records tool errors with the tool name (paired by the structure scan), and does not take data that mentions a failure for an error', async () => {
@@ -97,9 +115,10 @@ describe('extractive summarizer', () => {
     const s = createExtractiveSummarizer();
     const first = await s.summarize({ messages: orderRound(1), signal: live() });
     const second = await s.summarize({ previousSummary: first, messages: [...orderRound(2), ...orderRound(1)], signal: live() });
-    const facts = ledgerFacts(second);
-    expect(facts.filter((f) => f.includes('ORD-1001'))).toEqual(['order_id: ORD-1001']);
-    expect(facts.indexOf('order_id: ORD-1001')).toBeGreaterThan(facts.indexOf('order_id: ORD-1002'));
+    expect(summaryValues(second).filter((v) => v.includes('ORD-1001'))).toEqual(['ORD-1001']);
+    const requests = section(second, 'User requests');
+    expect(requests.filter((r) => r.includes('ORD-1001'))).toHaveLength(1);
+    expect(requests.findIndex((r) => r.includes('ORD-1001'))).toBeGreaterThan(requests.findIndex((r) => r.includes('ORD-1002')));
     expect(section(second, 'Goal')).toEqual(section(first, 'Goal'));
   });
 
@@ -111,8 +130,11 @@ describe('extractive summarizer', () => {
     const sizes: number[] = [];
     for (let n = 1; n <= 40; n++) {
       summary = await s.summarize({ previousSummary: summary, messages: orderRound(n), signal: live() });
-      sizes.push(count(summary));
-      oldestKept.push(ledgerFacts(summary).includes('order_id: ORD-1001'));
+      // The goal (round 1's request) is never dropped: follow round 2's order instead.
+      if (n >= 2) {
+        sizes.push(count(summary));
+        oldestKept.push(summaryValues(summary).includes('ORD-1002'));
+      }
       expect(summary).toContain(`ORD-${1000 + n}`);
       expect(count(summary)).toBeLessThanOrEqual(budget);
     }
@@ -125,7 +147,7 @@ describe('extractive summarizer', () => {
     const roomy = createExtractiveSummarizer({ maxSummaryTokens: 100_000 });
     let all: string | undefined;
     for (let n = 1; n <= 40; n++) all = await roomy.summarize({ previousSummary: all, messages: orderRound(n), signal: live() });
-    for (let n = 1; n <= 40; n++) expect(ledgerFacts(all!)).toContain(`order_id: ORD-${1000 + n}`);
+    for (let n = 1; n <= 40; n++) expect(summaryValues(all!)).toContain(`ORD-${1000 + n}`);
   });
 
   test.each([32, 64, 150])('a budget of %i tokens is met, and the goal is the last item to go', async (budget) => {

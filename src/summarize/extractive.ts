@@ -4,7 +4,9 @@ import type { TextCounter } from '../tokens/counter.js';
 import { InputError } from '../errors.js';
 import { callText } from './call-text.js';
 import { defaultTextCounter } from './default-counter.js';
-import { emptyLedger, ledgerBuilder, parseLedger, renderLedger, type Ledger } from './ledger.js';
+import {
+  emptyLedger, ledgerBuilder, parseLedger, renderLedger, renderLedgerBeside, withCarriedFacts, withoutLedgerBlocks, type Ledger,
+} from './ledger.js';
 import { conclusionOf, outcomesOf, requestOf } from './sentences.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
 import { errorOf } from './tool-errors.js';
@@ -88,6 +90,14 @@ function memoryOf(summary: string): WorkingMemory {
 }
 
 /**
+ * The fact ledger of a summary: its ledger block, and the facts its other sections carry, which
+ * the block left out for that reason (`renderLedgerBeside`, `withCarriedFacts`).
+ */
+export function ledgerOf(summary: string): Ledger {
+  return withCarriedFacts(parseLedger(summary), withoutLedgerBlocks(summary));
+}
+
+/**
  * Writes the summary in at most `maxTokens`: the title and the goal first, then the fact ledger
  * in its share of the room (`LEDGER_SHARE`, or more when the rest needs less), then the rest of
  * the working memory in what is left, each trimmed by its own rule (the ledger keeps its most
@@ -135,24 +145,46 @@ function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number,
   let ledgerRoom = Math.min(available, Math.max(Math.floor(available * ledgerShare), available - restNeeds - 1));
   yield;
   for (let attempt = 0; attempt < 6 && ledgerRoom > 0; attempt++) {
-    const block = renderLedger(ledger, ledgerRoom, count);
-    const blockTokens = block ? count(block) + 1 : 0;
-    const trimmed = trimWorkingMemory(rest, maxTokens - blockTokens, count, checkpoint);
-    const text = renderWorkingMemory(trimmed, block);
-    const over = count(text) - maxTokens;
-    if (over <= 0) {
-      // Room the working memory could not use (its next item did not fit) goes back to the ledger.
-      const left = -over;
-      if (left < 4 || !block) return text;
+    // The ledger's share decides what the rest of the working memory may hold; the block is then
+    // written beside that text, leaving out the facts it already carries, in all the room left.
+    const share = renderLedger(ledger, ledgerRoom, count);
+    const shareTokens = share ? count(share) + 1 : 0;
+    let best = besideLedger(rest, ledger, maxTokens - shareTokens, maxTokens, count, checkpoint);
+    // The block leaves out what the rest states, so it may take less than its share: the rest
+    // then gets that room back (and the block is written beside what it now states).
+    for (let widen = 0; best && widen < 2; widen++) {
+      const left = maxTokens - count(best.text);
+      if (left < 4 || best.trimmed === itemCount(rest)) break;
       yield;
-      const wider = renderWorkingMemory(trimmed, renderLedger(ledger, blockTokens - 1 + left, count));
-      return count(wider) <= maxTokens ? wider : text;
+      const wider = besideLedger(rest, ledger, maxTokens - best.blockTokens, maxTokens, count, checkpoint);
+      if (!wider || count(wider.text) <= count(best.text)) break;
+      best = wider;
     }
-    if (!block) break;
-    ledgerRoom = Math.min(ledgerRoom, blockTokens) - Math.max(over, 1);
+    if (best) return best.text;
+    if (!share) return renderWorkingMemory(trimWorkingMemory(rest, maxTokens, count, checkpoint));
+    ledgerRoom = Math.min(ledgerRoom, shareTokens) - 1;
     yield;
   }
   return renderWorkingMemory(trimWorkingMemory(rest, maxTokens, count, checkpoint));
+}
+
+/**
+ * The rest of the working memory trimmed to `restRoom`, and the ledger block written beside it in
+ * all that is left of `maxTokens`; undefined when no block fits beside it.
+ */
+function besideLedger(rest: WorkingMemory, ledger: Ledger, restRoom: number, maxTokens: number, count: TextCounter, checkpoint: () => void): { text: string; blockTokens: number; trimmed: number } | undefined {
+  const trimmed = trimWorkingMemory(rest, restRoom, count, checkpoint);
+  const beside = renderWorkingMemory(trimmed);
+  let room = maxTokens - count(beside) - 1;
+  for (let fit = 0; fit < 4 && room > 0; fit++) {
+    const block = renderLedgerBeside(ledger, beside, room, count);
+    if (!block) return undefined;
+    const text = renderWorkingMemory(trimmed, block);
+    const over = count(text) - maxTokens;
+    if (over <= 0) return { text, blockTokens: count(block) + 1, trimmed: itemCount(trimmed) };
+    room -= Math.max(over, 1);
+  }
+  return undefined;
 }
 
 /**
@@ -180,7 +212,7 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
       const count = options.countTokens ?? defaultTextCounter();
       const previous = previousSummary?.trim() ? previousSummary : undefined;
       const memory = previous ? memoryOf(previous) : emptyMemory();
-      const ledger = ledgerBuilder(previous ? parseLedger(previous) : emptyLedger());
+      const ledger = ledgerBuilder(previous ? ledgerOf(previous) : emptyLedger());
       // In slices, with a turn for the event loop between them: a batch of long tool results takes
       // a while to read, and a background summary must not hold up the requests being served.
       for (let at = 0; at < messages.length; at += SLICE_MESSAGES) {
@@ -204,7 +236,7 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
       // referenced facts in its share, each other section its newest items.
       const count = options.countTokens ?? defaultTextCounter();
       if (maxTokens < MIN_SUMMARY_TOKENS) return '';
-      return writeSummary(memoryOf(summary), parseLedger(summary), maxTokens, count, ledgerShare);
+      return writeSummary(memoryOf(summary), ledgerOf(summary), maxTokens, count, ledgerShare);
     },
   };
 }

@@ -30,6 +30,11 @@ import { factsFromContent, factsFromText, isDistinctive, type Fact } from './fac
  * recently mentioned first, so the freshest facts come last, as in every section of the working
  * memory. The meta line carries how many distinct facts were seen over every fold and how many
  * messages were read, so counts and numbering go on in the next fold.
+ *
+ * Written beside the rest of an extractive summary (`renderLedgerBeside`), the block leaves out
+ * what that rest already states: a request's or an answer's fact whose value is in it, and a
+ * tool's record whose values all are. Each fact is then written once, and the next fold reads
+ * those facts back from the rest (`withCarriedFacts`).
  */
 
 /** One fact of the ledger. */
@@ -359,6 +364,86 @@ export function withFactsOfText(ledger: Ledger, text: string): Ledger {
     seen++;
   }
   return { ...ledger, facts, seen };
+}
+
+/** Sources that are turns of prose (a request, an answer) or a summary, not a tool's record. */
+const PROSE_SOURCE = /^(?:user|assistant|system|summary) @\d+$/;
+
+/**
+ * The values of the facts a text states by the text rules (`factsFromText`, one line each as the
+ * ledger writes them): what a summary's other sections already carry, so its ledger block need not
+ * write them again. The same text always gives the same set, which is what lets a folded summary
+ * get those facts back (`withCarriedFacts`).
+ */
+export function carriedValues(text: string): Set<string> {
+  const values = new Set<string>();
+  for (const found of factsFromText(text, Number.MAX_SAFE_INTEGER)) {
+    const { value } = normalized(found);
+    if (value) values.add(value);
+  }
+  return values;
+}
+
+/**
+ * The ledger with the facts `text` carries (`carriedValues`) that it has no fact for, read back
+ * from the other sections of an extractive summary: its ledger block left them out because those
+ * sections held them (`renderLedgerBeside`). They were counted when first seen, so `seen` does not
+ * grow; they rank as the ledger's least recent fact, and come from `summary @0`. Adds nothing when
+ * every value is already a fact's.
+ */
+export function withCarriedFacts(ledger: Ledger, text: string): Ledger {
+  const values = new Set(ledger.facts.map((f) => f.value));
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const f of ledger.facts) oldest = Math.min(oldest, f.lastSeen);
+  const lastSeen = Number.isFinite(oldest) ? oldest : 0;
+  const facts = [...ledger.facts];
+  for (const found of factsFromText(text, Number.MAX_SAFE_INTEGER)) {
+    const fact = normalized(found);
+    if (!fact.value || values.has(fact.value)) continue;
+    values.add(fact.value);
+    const { key, strength } = keyOf(fact);
+    facts.push({ key, value: fact.value, source: 'summary @0', firstSeen: 0, lastSeen, references: 0, keyStrength: strength });
+  }
+  return facts.length === ledger.facts.length ? ledger : { ...ledger, facts };
+}
+
+/**
+ * The ledger block to write beside `text` (the rest of a summary) in at most `maxTokens`, chosen
+ * and written as `renderLedger` does, without the facts `text` already states (`carriedValues`):
+ * a fact of a turn (a request, an answer) whose value `text` holds, and a tool's record whose
+ * values `text` all holds (a record's fields are never split up). The meta line counts as kept
+ * the facts written and every value `text` states (at most as many as were seen), so counts and
+ * message numbering go on, and the next fold reads them back from `text` (`withCarriedFacts`).
+ * With every fact left out, the block is the title and meta line alone when they fit; '' when
+ * nothing fits.
+ */
+export function renderLedgerBeside(ledger: Ledger, text: string, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): string {
+  const carried = carriedValues(text);
+  if (carried.size === 0 || ledger.facts.length === 0) return renderLedger(ledger, maxTokens, countText, title);
+  // A source label does not say whether it names a tool or a turn: a tool named like a role
+  // (`user`) is taken for a turn, and its facts are left out one by one.
+  const wholeRecord = new Map<string, boolean>();
+  for (const f of ledger.facts) wholeRecord.set(f.source, (wholeRecord.get(f.source) ?? true) && carried.has(f.value));
+  const rest = ledger.facts.filter((f) => !(carried.has(f.value) && (PROSE_SOURCE.test(f.source) || wholeRecord.get(f.source))));
+  const blockOf = (room: number): string => {
+    const written = rest.length > 0 ? renderLedger({ ...ledger, facts: rest }, room, countText, title) : '';
+    const facts = written ? parseLedger(written).facts : [];
+    const values = new Set(facts.map((f) => f.value));
+    // Kept: the facts written and every other value `text` states (what the next fold reads back),
+    // never more than were seen.
+    let kept = facts.length;
+    for (const v of carried) if (!values.has(v)) kept++;
+    const seen = Math.max(ledger.seen, facts.length);
+    const meta = metaLine(Math.min(kept, seen), seen, ledger.messages);
+    return written ? written.replace(/^(.*\n)(.*)/, (_, head: string) => `${head}${meta}`) : `${title}\n${meta}`;
+  };
+  let block = blockOf(maxTokens);
+  // The meta line may have grown by a digit or two: ask for less room until the block fits.
+  for (let room = maxTokens, tries = 0; countText(block) > maxTokens && tries < 8; tries++) {
+    room -= Math.max(1, countText(block) - maxTokens);
+    block = blockOf(room);
+  }
+  return countText(block) <= maxTokens ? block : '';
 }
 
 /** How a fact ranks: higher is kept first. Recency in message numbers, plus a bonus per mention. */
