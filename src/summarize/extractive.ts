@@ -161,7 +161,7 @@ function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number,
       best = wider;
     }
     if (best) return best.text;
-    if (!share) return renderWorkingMemory(trimWorkingMemory(rest, maxTokens, count, checkpoint));
+    if (!share) break;
     ledgerRoom = Math.min(ledgerRoom, shareTokens) - 1;
     yield;
   }

@@ -354,9 +354,7 @@ export function withFactsOfText(ledger: Ledger, text: string): Ledger {
   const facts = [...ledger.facts];
   const known = new Set(facts.map((f) => factIdentity(f.key, f.value)));
   let seen = ledger.seen;
-  for (const found of factsFromText(text, Number.MAX_SAFE_INTEGER)) {
-    const fact = normalized(found);
-    const { key, strength } = keyOf(fact);
+  for (const { fact, key, strength } of textFacts(text)) {
     const identity = factIdentity(key, fact.value);
     if (known.has(identity)) continue;
     known.add(identity);
@@ -366,8 +364,16 @@ export function withFactsOfText(ledger: Ledger, text: string): Ledger {
   return { ...ledger, facts, seen };
 }
 
+/** Every fact of a text by the text rules, one line each as the ledger writes it, with the key it would take. */
+function* textFacts(text: string): Generator<{ fact: Fact; key: string; strength: number }> {
+  for (const found of factsFromText(text, Number.MAX_SAFE_INTEGER)) {
+    const fact = normalized(found);
+    if (fact.value) yield { fact, ...keyOf(fact) };
+  }
+}
+
 /** Sources that are turns of prose (a request, an answer) or a summary, not a tool's record. */
-const PROSE_SOURCE = /^(?:user|assistant|system|summary) @\d+$/;
+const PROSE_SOURCE = /^(?:user|assistant|summary) @\d+$/;
 
 /**
  * The values of the facts a text states by the text rules (`factsFromText`, one line each as the
@@ -377,10 +383,7 @@ const PROSE_SOURCE = /^(?:user|assistant|system|summary) @\d+$/;
  */
 export function carriedValues(text: string): Set<string> {
   const values = new Set<string>();
-  for (const found of factsFromText(text, Number.MAX_SAFE_INTEGER)) {
-    const { value } = normalized(found);
-    if (value) values.add(value);
-  }
+  for (const { fact } of textFacts(text)) values.add(fact.value);
   return values;
 }
 
@@ -397,11 +400,9 @@ export function withCarriedFacts(ledger: Ledger, text: string): Ledger {
   for (const f of ledger.facts) oldest = Math.min(oldest, f.lastSeen);
   const lastSeen = Number.isFinite(oldest) ? oldest : 0;
   const facts = [...ledger.facts];
-  for (const found of factsFromText(text, Number.MAX_SAFE_INTEGER)) {
-    const fact = normalized(found);
-    if (!fact.value || values.has(fact.value)) continue;
+  for (const { fact, key, strength } of textFacts(text)) {
+    if (values.has(fact.value)) continue;
     values.add(fact.value);
-    const { key, strength } = keyOf(fact);
     facts.push({ key, value: fact.value, source: 'summary @0', firstSeen: 0, lastSeen, references: 0, keyStrength: strength });
   }
   return facts.length === ledger.facts.length ? ledger : { ...ledger, facts };
@@ -425,25 +426,26 @@ export function renderLedgerBeside(ledger: Ledger, text: string, maxTokens: numb
   const wholeRecord = new Map<string, boolean>();
   for (const f of ledger.facts) wholeRecord.set(f.source, (wholeRecord.get(f.source) ?? true) && carried.has(f.value));
   const rest = ledger.facts.filter((f) => !(carried.has(f.value) && (PROSE_SOURCE.test(f.source) || wholeRecord.get(f.source))));
+  const restLedger = { ...ledger, facts: rest };
   const blockOf = (room: number): string => {
-    const written = rest.length > 0 ? renderLedger({ ...ledger, facts: rest }, room, countText, title) : '';
-    const facts = written ? parseLedger(written).facts : [];
-    const values = new Set(facts.map((f) => f.value));
+    const { text: written, chosen } = writeLedger(restLedger, room, countText, title);
+    const values = new Set(chosen.map((i) => rest[i].value));
     // Kept: the facts written and every other value `text` states (what the next fold reads back),
     // never more than were seen.
-    let kept = facts.length;
+    let kept = chosen.length;
     for (const v of carried) if (!values.has(v)) kept++;
-    const seen = Math.max(ledger.seen, facts.length);
-    const meta = metaLine(Math.min(kept, seen), seen, ledger.messages);
-    return written ? written.replace(/^(.*\n)(.*)/, (_, head: string) => `${head}${meta}`) : `${title}\n${meta}`;
+    const seen = Math.max(ledger.seen, chosen.length);
+    return withMetaLine(written, title, metaLine(Math.min(kept, seen), seen, ledger.messages));
   };
   let block = blockOf(maxTokens);
   // The meta line may have grown by a digit or two: ask for less room until the block fits.
-  for (let room = maxTokens, tries = 0; countText(block) > maxTokens && tries < 8; tries++) {
-    room -= Math.max(1, countText(block) - maxTokens);
+  let over = countText(block) - maxTokens;
+  for (let room = maxTokens, tries = 0; over > 0 && tries < 8; tries++) {
+    room -= over;
     block = blockOf(room);
+    over = countText(block) - maxTokens;
   }
-  return countText(block) <= maxTokens ? block : '';
+  return over <= 0 ? block : '';
 }
 
 /** How a fact ranks: higher is kept first. Recency in message numbers, plus a bonus per mention. */
@@ -527,6 +529,11 @@ function metaLine(kept: number, seen: number, messages: number): string {
   return `- (${kept} of ${seen} facts kept, ${messages} messages read)`;
 }
 
+/** A block with its meta line (its second line) replaced by `meta`; the title and `meta` alone for no block. */
+function withMetaLine(block: string, title: string, meta: string): string {
+  return block ? block.replace(/^(.*\n)(.*)/, (_, head: string) => `${head}${meta}`) : `${title}\n${meta}`;
+}
+
 /** Mention stats of a group: the most recent mention and the most mentions of its members. */
 function groupStats(facts: readonly LedgerFact[], members: readonly number[]): { references: number; lastSeen: number } {
   let references = 0;
@@ -568,10 +575,16 @@ function writeBlock(ledger: Ledger, chosen: readonly number[], title: string): s
  * again with the same room gives the same bytes.
  */
 export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): string {
-  if (ledger.facts.length === 0 || maxTokens <= 0) return '';
+  return writeLedger(ledger, maxTokens, countText, title).text;
+}
+
+/** `renderLedger`, with the facts written (indexes into `ledger.facts`). */
+function writeLedger(ledger: Ledger, maxTokens: number, countText: TextCounter, title: string): { text: string; chosen: readonly number[] } {
+  const none = { text: '', chosen: [] };
+  if (ledger.facts.length === 0 || maxTokens <= 0) return none;
   const ranked = rankFacts(ledger.facts);
   const fixed = countText(title) + 1 + countText(metaLine(ledger.facts.length, Math.max(ledger.seen, ledger.facts.length), ledger.messages)) + 1;
-  if (fixed >= maxTokens) return '';
+  if (fixed >= maxTokens) return none;
   // A group's header is priced once, with the stats of all its facts (its longest form).
   const bySource = new Map<string, number[]>();
   ledger.facts.forEach((f, i) => {
@@ -613,7 +626,7 @@ export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextC
     chosen.length = Math.max(0, chosen.length - Math.max(1, Math.floor(over / mean)));
     text = chosen.length > 0 ? writeBlock(ledger, chosen, title) : '';
   }
-  return text;
+  return { text, chosen };
 }
 
 /**
@@ -739,10 +752,7 @@ export function appendMissingFacts(summary: string, ledger: Ledger, maxTokens: n
   const missing = ledger.facts.filter((f) => !mentions(body, f.value));
   const held = ledger.facts.length - missing.length;
   const seen = Math.max(ledger.seen, ledger.facts.length);
-  let block = renderLedger({ facts: missing, seen, messages: ledger.messages }, maxTokens, countText);
-  const appended = block ? parseLedger(block).facts.length : 0;
-  const meta = metaLine(held + appended, seen, ledger.messages);
-  if (!block) block = `${LEDGER_TITLE}\n${meta}`;
-  else block = block.replace(/^(.*\n)(.*)/, (_, title: string) => `${title}${meta}`);
+  const { text, chosen } = writeLedger({ facts: missing, seen, messages: ledger.messages }, maxTokens, countText, LEDGER_TITLE);
+  const block = withMetaLine(text, LEDGER_TITLE, metaLine(held + chosen.length, seen, ledger.messages));
   return body ? `${body}\n\n${block}` : block;
 }
