@@ -48,7 +48,7 @@ function optionsFor(messages: readonly OpenAIChatMessage[], o: OptionDraw): Comp
 
 /** Counts what the runs of a property did, to show they reached drops, collapses and overruns. */
 function tally() {
-  const t = { runs: 0, repaired: 0, dropped: 0, collapsed: 0, overBudget: 0, summarized: 0, asksSummary: 0 };
+  const t = { runs: 0, repaired: 0, dropped: 0, collapsed: 0, tailCleared: 0, overBudget: 0, summarized: 0, asksSummary: 0 };
   return {
     t,
     add(f: ViewFacts) {
@@ -56,6 +56,7 @@ function tally() {
       if (f.repaired) t.repaired++;
       if (f.dropped > 0) t.dropped++;
       if (f.collapsed > 0) t.collapsed++;
+      if (f.tailCleared > 0) t.tailCleared++;
       if (f.overBudget) t.overBudget++;
       if (f.summarized) t.summarized++;
       if (f.asksSummary) t.asksSummary++;
@@ -66,7 +67,7 @@ function tally() {
 function checkOne(messages: OpenAIChatMessage[], o: OptionDraw): ViewFacts {
   const options = optionsFor(messages, o);
   const result = compressContext(messages, options);
-  return expectSafeView({ original: messages, keepFirst: o.keepFirst, keepLast: o.keepLast, maxContextTokens: options.maxContextTokens, result, counter });
+  return expectSafeView({ original: messages, keepFirst: o.keepFirst, keepLast: o.keepLast, maxContextTokens: options.maxContextTokens, toolOutputTrim: o.trim, result, counter });
 }
 
 describe('compressContext: every view is safe', () => {
@@ -78,6 +79,7 @@ describe('compressContext: every view is safe', () => {
     expect(t.repaired).toBe(0);
     expect(t.dropped).toBeGreaterThan(t.runs / 10);
     expect(t.collapsed).toBeGreaterThan(0);
+    expect(t.tailCleared).toBeGreaterThan(0);
     expect(t.overBudget).toBeGreaterThan(0);
     expect(t.asksSummary).toBeGreaterThan(0);
   });

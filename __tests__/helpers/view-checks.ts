@@ -68,6 +68,8 @@ export interface ViewFacts {
   readonly collapsed: number;
   readonly summarized: boolean;
   readonly overBudget: boolean;
+  /** Results of the kept tail cleared to fit the budget. */
+  readonly tailCleared: number;
 }
 
 /** Inputs of `expectSafeView`: the caller's history, the options used, the result and the counter. */
@@ -77,8 +79,37 @@ export interface ViewUnderTest {
   /** The `keepLast` the view was made with (default 6, as compressContext's). */
   readonly keepLast?: number;
   readonly maxContextTokens?: number;
+  /** The `toolOutputTrim` the view was made with (default off). */
+  readonly toolOutputTrim?: boolean | { readonly minChars?: number };
   readonly result: CompressResult<OpenAIChatMessage>;
   readonly counter: TokenCounter;
+}
+
+/** The text length of a tool message's content, as it is sent (a string, or its text parts joined). */
+function resultChars(m: OpenAIChatMessage): number {
+  if (typeof m.content === 'string') return m.content.length;
+  if (!Array.isArray(m.content)) return 0;
+  let chars = 0;
+  for (const part of m.content as unknown[]) {
+    if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') chars += (part as { text: string }).text.length;
+  }
+  return chars;
+}
+
+const isResult = (m: OpenAIChatMessage) => m.role === 'tool' || m.role === 'function';
+
+/**
+ * Indexes of the newest tool results: the last result message (role `tool`, or legacy `function`)
+ * and the `tool` messages right before it that answer the same assistant turn. They are never cleared.
+ */
+function newestResults(messages: readonly OpenAIChatMessage[]): Set<number> {
+  const out = new Set<number>();
+  let last = -1;
+  for (let i = messages.length - 1; i >= 0; i--) if (isResult(messages[i])) { last = i; break; }
+  if (last < 0) return out;
+  out.add(last);
+  if (messages[last].role === 'tool') for (let i = last - 1; i >= 0 && messages[i].role === 'tool'; i--) out.add(i);
+  return out;
 }
 
 /** Asserts every invariant of a view (see the file comment); returns what the view did. */
@@ -135,11 +166,22 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
   assert.equal(report.droppedCounts.summarized + report.droppedCounts.budget, left.length);
   for (const c of report.collapsed) assert.ok(isCollapsedCopy(sent.get(c.index)!, ref[c.index]), `collapsed message ${c.index} is not a collapsed copy in the view`);
 
-  // (b) the head, the system messages and the last user turn onward are sent untouched.
+  // (b) the head, the system messages and the last user turn onward are sent, untouched except
+  // for a bulky tool result of the kept tail cleared as a last resort (see (g)).
+  const trim = v.toolOutputTrim;
+  const minChars = trim === undefined || trim === false ? undefined : trim === true ? 2000 : (trim.minChars ?? 2000);
+  const newest = newestResults(ref);
+  const tailCleared: number[] = [];
   for (let i = 0; i < n; i++) {
     if (i < hEnd || i >= pStart || isSystem(ref[i])) {
       const o = sent.get(i);
       if (o === undefined) throw new Error(`protected message ${i} (${ref[i].role}) is missing from the view`);
+      if (collapsedAt.has(i)) {
+        assert.ok(i >= pStart && minChars !== undefined, `protected message ${i} was cleared, but it is in the head or toolOutputTrim is off`);
+        assert.ok(!newest.has(i), `message ${i}, one of the newest tool results, was cleared`);
+        tailCleared.push(i);
+        continue;
+      }
       assert.ok(o === ref[i] || (repaired.from[i] === -1 && matchesAddedResult(o, ref[i])), `protected message ${i} was changed`);
     }
   }
@@ -159,8 +201,22 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
     for (let i = 0; i < n; i++) if (i < hEnd || i >= pStart || isSystem(ref[i])) floor += counter.message(sent.get(i) ?? ref[i], openaiChatLens);
     // Nothing protected is ever dropped, so the view is over budget exactly when the protected part is.
     assert.equal(report.overBudget, floor > max, `overBudget is ${report.overBudget} while the protected part is ${floor} tokens for a limit of ${max}`);
-    if (report.overBudget) {
-      for (const i of sent.keys()) assert.ok(i < hEnd || i >= pStart || isSystem(ref[i]), `over budget, yet droppable message ${i} was kept`);
+    if (report.overBudget || tailCleared.length > 0) {
+      for (const i of sent.keys()) assert.ok(i < hEnd || i >= pStart || isSystem(ref[i]), `${report.overBudget ? 'over budget' : 'a kept-tail result was cleared'}, yet droppable message ${i} was kept`);
+    }
+    // (g) with toolOutputTrim, a view over budget has cleared every bulky result of its kept tail
+    // but the newest (where clearing saves tokens); one within budget cleared no more than it had to.
+    if (report.overBudget && minChars !== undefined) {
+      for (let i = pStart; i < n; i++) {
+        if (!isResult(ref[i]) || newest.has(i) || collapsedAt.has(i) || resultChars(ref[i]) < minChars) continue;
+        const copy = { ...ref[i], content: `[tool result cleared to save context: ${resultChars(ref[i])} characters omitted]` };
+        assert.ok(counter.message(copy, openaiChatLens) >= counter.message(ref[i], openaiChatLens), `over budget, yet the kept tail's bulky result ${i} (${resultChars(ref[i])} chars) was not cleared`);
+      }
+    }
+    if (!report.overBudget && tailCleared.length > 0) {
+      const lastCleared = tailCleared[tailCleared.length - 1];
+      const restored = report.tokensAfter - counter.message(sent.get(lastCleared)!, openaiChatLens) + counter.message(ref[lastCleared], openaiChatLens);
+      assert.ok(restored > max, `result ${lastCleared} of the kept tail was cleared, but the view fits without clearing it (${restored} <= ${max})`);
     }
   } else {
     expect(report.overBudget).toBe(false);
@@ -179,5 +235,6 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
     collapsed: report.collapsed.length,
     summarized: summaryAt >= 0,
     overBudget: report.overBudget,
+    tailCleared: tailCleared.length,
   };
 }

@@ -18,7 +18,7 @@ export interface PlanOptions {
   readonly keepLast: number;
   readonly maxContextTokens?: number;
   readonly compressionThresholdTokens?: number;
-  /** Collapse tool results of at least this many characters when over budget; off when absent. */
+  /** Collapse tool results of at least this many characters when over budget (the kept tail's last, never its newest); off when absent. */
   readonly collapseMinChars?: number;
   /** Role of the summary message. */
   readonly summaryRole: 'system' | 'user';
@@ -192,6 +192,12 @@ function bridgeSeams<M>(out: M[], seam: readonly number[], lens: MessageLens<M>,
   return cost;
 }
 
+/** The group of the last message from `from` on that carries tool results (-1 when none): its results are never cleared. */
+function newestResultsGroup<M>(grouping: Grouping, messages: readonly M[], lens: MessageLens<M>, from: number): number {
+  for (let i = messages.length - 1; i >= from; i--) if (lens.read(messages[i]).results.length > 0) return grouping.groupOf[i];
+  return -1;
+}
+
 /** How many messages from `from` on were dropped or summarized. */
 function countDropped(reason: Uint8Array, from: number): number {
   let k = 0;
@@ -221,10 +227,11 @@ function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number
 
 /**
  * Plans the view of a history: head + optional summary + the rest, then, while over
- * `maxContextTokens`, collapses bulky old tool results and drops the oldest groups whole. The
+ * `maxContextTokens`, collapses bulky old tool results and drops the oldest groups whole; as a
+ * last resort (collapse on, still over), clears the kept tail's bulky results but the newest. The
  * kept tail (`keepLast`, always with the group holding the last user text), the head and system
- * messages are never dropped, and no group is ever split, so the view is valid whenever the input is. Linear in
- * the number of messages.
+ * messages are never dropped, and no group is ever split, so the view is valid whenever the input
+ * is. Linear in the number of messages.
  */
 export function planView<M>(input: PlanInput<M>): Plan<M> {
   const { messages, lens, grouping, counts, count, options, summary, shortenSummary } = input;
@@ -317,25 +324,29 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   let leadNoteAt = -1;
   const replaced = new Map<number, M>();
   const collapsed: CollapsedResult[] = [];
-  if (max !== undefined && total > max && options.collapseMinChars !== undefined) {
-    // Clear bulky results older than the tail first: the pair stays, so the view stays valid.
+  const minChars = options.collapseMinChars;
+  /** Clears the bulky results of message `i` in place (the pair stays, so the view stays valid) when that saves tokens. */
+  const collapseBulky = (i: number, minChars: number) => {
+    const results = lens.read(messages[i]).results;
+    if (results.length === 0) return;
+    let chars = 0;
+    for (const r of results) chars += r.content.length;
+    if (chars < minChars) return;
+    // Each bulky result is cleared in place; the user's own text beside results is kept.
+    let cleared = messages[i];
+    for (let slot = results.length - 1; slot >= 0; slot--) {
+      if (results[slot].content.length >= minChars / results.length) cleared = lens.collapseResult(cleared, slot, collapsedPlaceholder(results[slot].content.length));
+    }
+    const after = count(cleared);
+    if (after >= tokens[i]) return;
+    replaced.set(i, cleared);
+    collapsed.push({ index: i, tokensBefore: tokens[i], tokensAfter: after });
+    total += after - tokens[i];
+  };
+  if (max !== undefined && total > max && minChars !== undefined) {
+    // Clear bulky results older than the tail first.
     for (let i = Math.max(coveredEnd, countedFrom); i < tStart && total > max; i++) {
-      if (reason[i] !== DROP.kept) continue;
-      const results = lens.read(messages[i]).results;
-      if (results.length === 0) continue;
-      let chars = 0;
-      for (const r of results) chars += r.content.length;
-      if (chars < options.collapseMinChars) continue;
-      // Each bulky result is cleared in place; the user's own text beside results is kept.
-      let cleared = messages[i];
-      for (let slot = results.length - 1; slot >= 0; slot--) {
-        if (results[slot].content.length >= options.collapseMinChars / results.length) cleared = lens.collapseResult(cleared, slot, collapsedPlaceholder(results[slot].content.length));
-      }
-      const after = count(cleared);
-      if (after >= tokens[i]) continue;
-      replaced.set(i, cleared);
-      collapsed.push({ index: i, tokensBefore: tokens[i], tokensAfter: after });
-      total += after - tokens[i];
+      if (reason[i] === DROP.kept) collapseBulky(i, minChars);
     }
   }
   let cutAt = coveredEnd;
@@ -403,6 +414,15 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     }
     cutAt = i;
   }
+  if (max !== undefined && total > max && minChars !== undefined) {
+    // Nothing older is left to drop: clear bulky results inside the kept tail, oldest first, but
+    // never the newest results (those the next reply reads). A view over the budget is refused
+    // by the provider, so this is the last thing tried before reporting `overBudget`.
+    const newest = newestResultsGroup(grouping, messages, lens, protectedStart);
+    for (let i = protectedStart; i < n && total > max; i++) {
+      if (reason[i] === DROP.kept && !grouping.pinned[i] && grouping.groupOf[i] !== newest && !replaced.has(i)) collapseBulky(i, minChars);
+    }
+  }
   const out: M[] = [];
   /** 1 where the plan left something out or put something in right before `out[k]`. */
   const seam: number[] = [];
@@ -433,7 +453,10 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   if (bridgeReserve > 0) total += bridgeSeams(out, seam, lens, count);
   const limit = options.maxContextTokens;
   const overBudget = limit !== undefined && total > limit;
-  if (overBudget) notes.push(`the smallest valid view is ${total} tokens, over the limit of ${limit}: head, system messages and the last user turn are never dropped or split`);
+  if (overBudget) {
+    const cleared = minChars === undefined ? '' : ` (its bulky tool results, all but the newest, were cleared)`;
+    notes.push(`the smallest valid view is ${total} tokens, over the limit of ${limit}: head, system messages and the last user turn are never dropped or split${cleared}`);
+  }
   const collapsedFinal = collapsed.filter((c) => reason[c.index] === DROP.kept);
 
   let summarize: PlanDecisions['summarize'];
