@@ -62,6 +62,36 @@ describe('a compressor with recall on, replayed turn by turn', () => {
     await off.close();
   });
 
+  test('a tool result the view cleared to fit the budget names its id, and recall reads its original back', async () => {
+    const store = new MemoryStore();
+    const c = createCompressor({ maxContextTokens: 1300, keepLast: 6, toolOutputTrim: { minChars: 200 }, recall: true, store, counter });
+    const off = createCompressor({ maxContextTokens: 1300, keepLast: 6, toolOutputTrim: { minChars: 200 }, counter });
+    // One user turn whose tool exchanges alone are over the budget: only clearing its older results fits it.
+    const bulky = (k: number) => `record ${k}: ` + Array.from({ length: 60 }, (_, j) => `field${j}=value-${k}-${j}`).join(', ');
+    const history: OpenAIChatMessage[] = [{ role: 'system', content: 'You look things up.' }, { role: 'user', content: 'Compare the three records.' }];
+    for (let k = 1; k <= 3; k++) {
+      history.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${k}`, type: 'function', function: { name: 'lookup', arguments: `{"q":"${k}"}` } }] });
+      history.push({ role: 'tool', tool_call_id: `call_${k}`, content: bulky(k) });
+    }
+    const result = await c.compress('cleared', history, { tools: [appTool] });
+    expect(result.report.overBudget).toBe(false);
+    expect(validateMessages(result.messages, 'openai')).toEqual([]);
+    expect(result.report.collapsed.map((x) => x.index)).toEqual([3]);
+    const placeholder = result.messages.find((m) => m.role === 'tool' && typeof m.content === 'string' && m.content.startsWith('[tool result cleared'))!;
+    const id = result.report.collapsed[0].id;
+    expect(placeholder.content).toContain(`ctxfold_recall with ids [${JSON.stringify(id)}] reads it again`);
+    const answer = await c.recall!.answer('cleared', { ids: [id] });
+    expect(answer.isError).toBe(false);
+    expect(answer.text).toContain(bulky(1).slice(0, 200));
+    // It is found by a query too.
+    expect((await c.recall!.answer('cleared', { query: 'value-1-7' })).text).toContain('record 1');
+    // Without recall the placeholder names no tool, and nothing is kept.
+    const plain = await off.compress('cleared', history, { tools: [appTool] });
+    expect(plain.messages.some((m) => m.role === 'tool' && m.content === '[tool result cleared to save context: ' + bulky(1).length + ' characters omitted]')).toBe(true);
+    await c.close();
+    await off.close();
+  });
+
   test('the answer bound defaults to 2000 tokens, at most an eighth of the window; options are checked', async () => {
     const small = createCompressor({ maxContextTokens: 4000, recall: true });
     expect(small.recall).toEqual({ maxTokens: 500, rounds: 3, answer: expect.any(Function) });

@@ -46,7 +46,8 @@ export const CTXFOLD: RetentionSystem = {
 /**
  * ctxfold with the extractive summary and recall: the same view as `CTXFOLD`, plus the original
  * messages its summary replaced (those `createCompressor({ recall: true })` keeps in its store and
- * answers `ctxfold_recall` calls with). Messages dropped without being summarized are not recallable.
+ * answers `ctxfold_recall` calls with), and the tool results the view cleared (which it keeps as it
+ * clears them). Messages dropped without being summarized are not recallable.
  */
 export const CTXFOLD_RECALL: RetentionSystem = {
   name: 'ctxfold + recall',
@@ -54,8 +55,9 @@ export const CTXFOLD_RECALL: RetentionSystem = {
     const result = await compressWithSummary(messages, { ...planning(budget), summarizer });
     // What the summary covers (`coveredIds`, from the head on) is what a compressor with recall
     // stores once it commits that summary, whether or not the summary fits this view.
+    // The tool results the view cleared (`report.collapsed`) are kept too, before the view goes out.
     const head = result.report.headEnd;
-    const recallable = messages.slice(head, head + result.coveredIds.length);
+    const recallable = [...messages.slice(head, head + result.coveredIds.length), ...result.report.collapsed.map((c) => messages[c.index])];
     return { view: result.messages as OpenAIChatMessage[], recallable };
   },
 };

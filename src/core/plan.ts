@@ -128,6 +128,8 @@ export interface PlanInput<M> {
    * plan drops them whatever else it decides, and the threshold counts as reached. Default: none.
    */
   readonly countedFrom?: number;
+  /** The placeholder of the result cleared at `index` (`chars` long); default `collapsedPlaceholder(chars)`. */
+  readonly clearedText?: (index: number, chars: number) => string;
 }
 
 /**
@@ -335,7 +337,8 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     // Each bulky result is cleared in place; the user's own text beside results is kept.
     let cleared = messages[i];
     for (let slot = results.length - 1; slot >= 0; slot--) {
-      if (results[slot].content.length >= minChars / results.length) cleared = lens.collapseResult(cleared, slot, collapsedPlaceholder(results[slot].content.length));
+      const chars = results[slot].content.length;
+      if (chars >= minChars / results.length) cleared = lens.collapseResult(cleared, slot, input.clearedText ? input.clearedText(i, chars) : collapsedPlaceholder(chars));
     }
     const after = count(cleared);
     if (after >= tokens[i]) return;

@@ -13,6 +13,15 @@ export function collapsedPlaceholder(chars: number): string {
   return `[tool result cleared to save context: ${chars} characters omitted]`;
 }
 
+/**
+ * Placeholder text for a cleared tool result whose original the store keeps: says what was there
+ * and how to read it again (`toolName` with the message's id). A pure function of its arguments, so
+ * one result is cleared to the same bytes on every request.
+ */
+export function recallablePlaceholder(chars: number, toolName: string, messageId: string): string {
+  return `[tool result cleared to save context: ${chars} characters omitted; ${toolName} with ids [${JSON.stringify(messageId)}] reads it again]`;
+}
+
 /** The note put before a model turn a cut left first, where the format wants a user turn there. */
 export function omittedNoteText(droppedMessages: number): string {
   return `[${droppedMessages} earlier messages of this conversation were left out to fit the context window]`;

@@ -380,6 +380,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     messages: input, lens, grouping, counts, count: (m) => counter.message(m, lens), options: { ...options.plan, requestOverheadTokens: counter.requestOverhead + extraTokens, alternateRoles: options.provider?.alternates }, summary: resolvedSummary,
     shortenSummary: options.shortenSummary ?? ((text, maxTokens) => keepNewestLines(text, maxTokens, counter.text)),
     countedFrom,
+    clearedText: options.clearedText ? (i, chars) => options.clearedText!(idOf(i), chars) : undefined,
   });
   const d = plan.decisions;
   let prefixTokensShared: number | undefined;

@@ -5,7 +5,10 @@ import type { ChatState } from '../store/state.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { defaultChatId, explicitChatId } from './chat-id.js';
-import { analyzeContext, type CompressResult } from './compress.js';
+import { analyzeContext, type CompressResult, type ContextAnalysis } from './compress.js';
+import { transcriptOf } from '../core/transcript.js';
+import { recallablePlaceholder } from '../core/summary-frame.js';
+import { RECALL_TOOL_NAME } from '../recall/tool-definition.js';
 import { billedInputTokens, Calibration } from './calibration.js';
 import { countInSlices } from './count-in-slices.js';
 import { createHistoryCache } from './history-cache.js';
@@ -122,6 +125,16 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     }
   }
 
+  /** Keeps the originals of the tool results a view cleared (so recall can read them again); a failure is a warning. */
+  async function saveCleared<M>(chatId: string, analysis: ContextAnalysis<M>): Promise<void> {
+    await saveOriginals(chatId, analysis.report.collapsed.map((c) => ({
+      id: c.id,
+      index: c.index,
+      entry: transcriptOf(analysis.input, analysis.lens, analysis.grouping.groups[analysis.grouping.groupOf[c.index]].start, c.index + 1).at(-1)!,
+      message: analysis.input[c.index],
+    })));
+  }
+
   /** The model a request names, for calibration ("default" when it names none). */
   const modelOf = (request: RequestExtras | undefined): string => (typeof request?.model === 'string' && request.model !== '' ? request.model : o.model ?? 'default');
 
@@ -194,11 +207,16 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     const planned = forRequest(recallTool ? { ...request, tools: [...(Array.isArray(request?.tools) ? request.tools : []), recallTool] } : request);
     const analysis = analyzeContext(messages, {
       ...planned,
-      ...(recallTool ? { shortenSummary: keepingRecallNote(planned.shortenSummary ?? ((text, max) => keepNewestLines(text, max, counter.text)), counter.text) } : {}),
+      ...(recallTool ? {
+        shortenSummary: keepingRecallNote(planned.shortenSummary ?? ((text, max) => keepNewestLines(text, max, counter.text)), counter.text),
+        clearedText: (id: string, chars: number) => recallablePlaceholder(chars, RECALL_TOOL_NAME, id),
+      } : {}),
       chatId,
       recalled,
       summary: state ? { text: recallTool ? state.summary + recallNoteSuffix(state.coveredIds.length) : state.summary, coveredIds: state.coveredIds } : undefined,
     });
+    // A cleared result's placeholder names the recall tool: its original is kept before the view goes out.
+    if (recallTool && analysis.report.collapsed.length > 0) await saveCleared(chatId, analysis);
     const tools = recallTool ? toolsWithRecall(request?.tools, analysis.report.format) : undefined;
     const result = { messages: analysis.messages, report: analysis.report, ...(tools ? { tools } : {}) };
     const { report } = result;

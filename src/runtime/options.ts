@@ -272,6 +272,8 @@ export interface ResolvedCompressOptions {
   readonly readsSummarizedIds?: boolean;
   /** How a stored summary is shortened to the room a view has (the summarizer's own rule, when it has one). */
   readonly shortenSummary?: SummaryShortener;
+  /** The placeholder of a cleared tool result, given its message's id (a compressor with recall names the tool that reads it again). */
+  readonly clearedText?: (messageId: string, chars: number) => string;
 }
 
 type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole' | 'reserveOutputTokens' | 'lowWaterMark'>;
