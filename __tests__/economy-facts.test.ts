@@ -166,12 +166,16 @@ describe('retention math', () => {
     expect(withRecall).toMatchObject({ meanReachable: 1, worstTenthReachable: 1 });
     expect(last.meanReachable).toBeCloseTo(last.meanKept, 10);
     expect(all).toMatchObject({ conversations: 2, meanKept: 1, worstTenth: 1, withinBudget: 0, valid: 1, errors: 0 });
-    expect(allWide).toMatchObject({ withinBudget: 1, valid: 1 });
+    // Over the budget, a view keeps nothing that counts; within it and valid, all it holds.
+    expect(all).toMatchObject({ meanKeptGood: 0, worstTenthGood: 0 });
+    expect(allWide).toMatchObject({ withinBudget: 1, valid: 1, meanKeptGood: 1, worstTenthGood: 1 });
     // The last message of the first request is its tool result (5 of 7 facts), an orphan result:
     // invalid; that of the second is its user message (all 3 facts), valid.
     expect(last.valid).toBe(0.5);
     expect(last.worstTenth).toBeCloseTo(5 / 7, 10);
     expect(last.meanKept).toBeCloseTo((5 / 7 + 1) / 2, 10);
+    // At twice the tokens only the valid one (all 3 facts of the second request) counts.
+    expect(rows[5]).toMatchObject({ meanKeptGood: 0.5, worstTenthGood: 0 });
     expect(bad).toMatchObject({ meanKept: 0, valid: 0, withinBudget: 0, errors: 2 });
     expect(all.meanFacts).toBe((7 + 3) / 2);
   });

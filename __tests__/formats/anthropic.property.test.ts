@@ -98,9 +98,13 @@ function checkView(input: AnthropicMessage[], clone: AnthropicMessage[], referen
   // the last resort against the budget) a copy whose only change is a cleared tool result.
   const sameAs = (m: AnthropicMessage, r: AnthropicMessage) => (own ? m === r : isDeepStrictEqual(m, r)) || (max !== undefined && isCollapsedCopy(m, r));
   if (lastHuman >= 0) expect(view.some((m) => sameAs(m, reference[lastHuman]))).toBe(true);
-  // The newest tool results (the last message carrying any) are never cleared when they are in the kept tail.
+  // The newest tool results (the last message carrying any, with no human turn after it) are never
+  // cleared when they are in the kept tail.
   let newest = -1;
-  reference.forEach((m, i) => { if (Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result')) newest = i; });
+  reference.forEach((m, i) => {
+    if (Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result')) newest = i;
+    else if (isHuman(m)) newest = -1;
+  });
   if (newest >= report.protectedStart) expect(view.some((m) => isCollapsedCopy(m, reference[newest]))).toBe(false);
 
   // The reported size is a recount of the view.

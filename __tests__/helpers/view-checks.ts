@@ -99,13 +99,17 @@ function resultChars(m: OpenAIChatMessage): number {
 const isResult = (m: OpenAIChatMessage) => m.role === 'tool' || m.role === 'function';
 
 /**
- * Indexes of the newest tool results: the last result message (role `tool`, or legacy `function`)
- * and the `tool` messages right before it that answer the same assistant turn. They are never cleared.
+ * Indexes of the newest tool results, those the next reply reads: the last result message (role
+ * `tool`, or legacy `function`) when no user message comes after it, and the `tool` messages right
+ * before it that answer the same assistant turn. They are never cleared.
  */
 function newestResults(messages: readonly OpenAIChatMessage[]): Set<number> {
   const out = new Set<number>();
   let last = -1;
-  for (let i = messages.length - 1; i >= 0; i--) if (isResult(messages[i])) { last = i; break; }
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (isResult(messages[i])) { last = i; break; }
+    if (messages[i].role === 'user') break;
+  }
   if (last < 0) return out;
   out.add(last);
   if (messages[last].role === 'tool') for (let i = last - 1; i >= 0 && messages[i].role === 'tool'; i--) out.add(i);

@@ -29,11 +29,11 @@ function table(title: string, rows: readonly RetentionRow[], log: (line: string)
   const lines = [
     `\n### ${title}`,
     '',
-    '| budget | system | mean kept | worst tenth | reachable (recall) | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| budget | system | mean kept | worst tenth | kept, good views only | worst tenth | reachable (recall) | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
-    lines.push(`| ${Math.round(r.share * 100)}% | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.meanReachable)} | ${pct(r.worstTenthReachable)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
+    lines.push(`| ${Math.round(r.share * 100)}% | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.meanKeptGood)} | ${pct(r.worstTenthGood)} | ${pct(r.meanReachable)} | ${pct(r.worstTenthReachable)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
   }
   const first = rows[0];
   if (first) {

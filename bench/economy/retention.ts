@@ -11,7 +11,8 @@
  *   `bench/budget.ts` `viewTokens` counts).
  * - Facts are those of the request (user messages, tool-call arguments, tool results).
  * - Reported per system and share: mean share of facts kept, worst tenth (10th percentile over
- *   conversations, nearest rank), mean share kept of the facts that come up again later in the
+ *   conversations, nearest rank), the same counting only good views (valid and within budget; any
+ *   other view keeps nothing), mean share kept of the facts that come up again later in the
  *   conversation ("reused": a later message of any role mentions them, the signal that they
  *   matter), share of views within budget, share of valid views (`validateMessages(view,
  *   'openai')` empty), median tokens sent / budget, and how many runs threw.
@@ -45,6 +46,12 @@ export interface RetentionRow {
   readonly meanKept: number;
   /** 10th percentile (nearest rank) of the per-conversation share kept. */
   readonly worstTenth: number;
+  /**
+   * The same, counting only good views: a view over the budget or one the provider refuses keeps
+   * nothing (it would not be sent, or would be answered with an error). Mean and 10th percentile.
+   */
+  readonly meanKeptGood: number;
+  readonly worstTenthGood: number;
   /** Mean share kept of the facts that come up again later (over conversations that have some). */
   readonly reusedKept: number;
   /**
@@ -263,6 +270,8 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
         meanFacts: mean(factCounts),
         meanKept: mean(list.map((s) => s.kept)),
         worstTenth: percentile(list.map((s) => s.kept), 0.1),
+        meanKeptGood: mean(list.map((s) => (s.within && s.valid ? s.kept : 0))),
+        worstTenthGood: percentile(list.map((s) => (s.within && s.valid ? s.kept : 0)), 0.1),
         reusedKept: mean(reused),
         meanReachable: mean(list.map((s) => s.reachable)),
         worstTenthReachable: percentile(list.map((s) => s.reachable), 0.1),

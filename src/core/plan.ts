@@ -194,9 +194,16 @@ function bridgeSeams<M>(out: M[], seam: readonly number[], lens: MessageLens<M>,
   return cost;
 }
 
-/** The group of the last message from `from` on that carries tool results (-1 when none): its results are never cleared. */
+/**
+ * The group of the newest tool results, those the next reply reads: the last message from `from`
+ * on that carries results, when no user text comes after it (-1 otherwise). They are never cleared.
+ */
 function newestResultsGroup<M>(grouping: Grouping, messages: readonly M[], lens: MessageLens<M>, from: number): number {
-  for (let i = messages.length - 1; i >= from; i--) if (lens.read(messages[i]).results.length > 0) return grouping.groupOf[i];
+  for (let i = messages.length - 1; i >= from; i--) {
+    const read = lens.read(messages[i]);
+    if (read.results.length > 0) return grouping.groupOf[i];
+    if (read.hasUserText) return -1;
+  }
   return -1;
 }
 

@@ -191,7 +191,7 @@ export interface CompressOptions {
    * Collapse bulky tool results (at least `minChars` characters, default 2000) when over
    * `maxContextTokens`: those older than the kept tail first; then, if the view is still over once
    * nothing older is left to drop, those of the kept tail, oldest first, never the newest results
-   * (those the next reply reads). The call/result pair stays. Default off.
+   * (those the next reply reads, when no user message follows them). The call/result pair stays. Default off.
    */
   toolOutputTrim?: ToolOutputTrim;
   /** Role of the summary message. Default `user` (accepted by every OpenAI-compatible backend). */
