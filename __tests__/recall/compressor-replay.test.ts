@@ -85,6 +85,13 @@ describe('a compressor with recall on, replayed turn by turn', () => {
     expect(answer.text).toContain(bulky(1).slice(0, 200));
     // It is found by a query too.
     expect((await c.recall!.answer('cleared', { query: 'value-1-7' })).text).toContain('record 1');
+    // The next request clears the same result: it is not written to the store again.
+    let writes = 0;
+    const put = store.putOriginals.bind(store);
+    store.putOriginals = async (chat, records) => { writes += records.length; return put(chat, records); };
+    const again = await c.compress('cleared', [...history, { role: 'assistant', content: 'Record 3 differs.' }, { role: 'user', content: 'Thanks.' }], { tools: [appTool] });
+    expect(again.report.collapsed.map((x) => x.id)).toContain(id);
+    expect(writes).toBe(again.report.collapsed.filter((x) => x.id !== id).length);
     // Without recall the placeholder names no tool, and nothing is kept.
     const plain = await off.compress('cleared', history, { tools: [appTool] });
     expect(plain.messages.some((m) => m.role === 'tool' && m.content === '[tool result cleared to save context: ' + bulky(1).length + ' characters omitted]')).toBe(true);

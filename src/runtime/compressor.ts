@@ -34,6 +34,9 @@ import { shownReply } from '../recall/dialect.js';
 export type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 import type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 
+/** Chats whose kept cleared results a compressor remembers (the most recent ones). */
+const KEPT_CLEARED_CHATS = 1000;
+
 /**
  * Creates the stateful compressor: per chat it serves head + stored summary + aligned tail, and
  * after each response schedules a background summary when the history is over
@@ -54,7 +57,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     throw new InputError('options.provider', `${JSON.stringify(o.provider)} reads ${provider.lens.format} messages, but options.format is ${JSON.stringify(o.format)}`);
   }
   const format = o.format ?? provider?.lens.format ?? 'auto';
-  /** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
+/** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
   const planning: { -readonly [K in keyof ResolvedCompressOptions]: ResolvedCompressOptions[K] } = {
     plan: { ...plan, compressionThresholdTokens: threshold },
     reserveOutputTokens: 0,
@@ -97,7 +100,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     onStart: (e) => emit('summary:start', e),
     onDone: (e) => emit('summary:done', e),
     onStale: (e) => emit('summary:stale', e),
-    onCovered: recall ? saveOriginals : undefined,
+    onCovered: recall ? async (chatId, covered) => { await saveOriginals(chatId, covered); } : undefined,
   }, chatId, messages, signal);
   // A store that grants leases (RedisStore): each job runs only under its chat's lease, so
   // processes sharing the store never fold one chat at once; a chat leased elsewhere is skipped.
@@ -117,22 +120,35 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   );
 
   /** Keeps the originals a committed summary replaced; a failure is a warning, never a failed summary. */
-  async function saveOriginals(chatId: string, covered: readonly CoveredMessage[]): Promise<void> {
+  async function saveOriginals(chatId: string, covered: readonly CoveredMessage[]): Promise<boolean> {
     try {
       if (hasOriginals(store)) await store.putOriginals(chatId, originalRecords(covered));
+      return true;
     } catch (error) {
       emit('warning', { code: 'recall-save-failed', chatId, error, message: `putOriginals failed: ${error instanceof Error ? error.message : String(error)}` });
+      return false;
     }
   }
 
+  // Ids of cleared results already kept, per chat (the most recent chats only), so a chat whose
+  // views clear the same results request after request writes each to the store once.
+  const keptCleared = new Map<string, Set<string>>();
+
   /** Keeps the originals of the tool results a view cleared (so recall can read them again); a failure is a warning. */
   async function saveCleared<M>(chatId: string, analysis: ContextAnalysis<M>): Promise<void> {
-    await saveOriginals(chatId, analysis.report.collapsed.map((c) => ({
+    const kept = keptCleared.get(chatId) ?? new Set<string>();
+    keptCleared.delete(chatId);
+    keptCleared.set(chatId, kept);
+    if (keptCleared.size > KEPT_CLEARED_CHATS) keptCleared.delete(keptCleared.keys().next().value!);
+    const fresh = analysis.report.collapsed.filter((c) => !kept.has(c.id));
+    if (fresh.length === 0) return;
+    const saved = await saveOriginals(chatId, fresh.map((c) => ({
       id: c.id,
       index: c.index,
       entry: transcriptOf(analysis.input, analysis.lens, analysis.grouping.groups[analysis.grouping.groupOf[c.index]].start, c.index + 1).at(-1)!,
       message: analysis.input[c.index],
     })));
+    if (saved) for (const c of fresh) kept.add(c.id);
   }
 
   /** The model a request names, for calibration ("default" when it names none). */
