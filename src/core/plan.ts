@@ -344,8 +344,8 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     // Each bulky result is cleared in place; the user's own text beside results is kept.
     let cleared = messages[i];
     for (let slot = results.length - 1; slot >= 0; slot--) {
-      const chars = results[slot].content.length;
-      if (chars >= minChars / results.length) cleared = lens.collapseResult(cleared, slot, input.clearedText ? input.clearedText(i, chars) : collapsedPlaceholder(chars));
+      const length = results[slot].content.length;
+      if (length >= minChars / results.length) cleared = lens.collapseResult(cleared, slot, input.clearedText ? input.clearedText(i, length) : collapsedPlaceholder(length));
     }
     const after = count(cleared);
     if (after >= tokens[i]) return;
@@ -429,9 +429,8 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     // never the newest results (those the next reply reads). A view over the budget is refused
     // by the provider, so this is the last thing tried before reporting `overBudget`.
     const newest = newestResultsGroup(grouping, messages, lens, protectedStart);
-    for (let i = protectedStart; i < n && total > max; i++) {
-      if (reason[i] === DROP.kept && !grouping.pinned[i] && grouping.groupOf[i] !== newest && !replaced.has(i)) collapseBulky(i, minChars);
-    }
+    // (The kept tail is never dropped, and the first pass stopped before it.)
+    for (let i = protectedStart; i < n && total > max; i++) if (grouping.groupOf[i] !== newest) collapseBulky(i, minChars);
   }
   const out: M[] = [];
   /** 1 where the plan left something out or put something in right before `out[k]`. */

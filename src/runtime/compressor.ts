@@ -57,7 +57,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     throw new InputError('options.provider', `${JSON.stringify(o.provider)} reads ${provider.lens.format} messages, but options.format is ${JSON.stringify(o.format)}`);
   }
   const format = o.format ?? provider?.lens.format ?? 'auto';
-/** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
+  /** The options every plan of this compressor uses; a request adds its chat id and stored summary. */
   const planning: { -readonly [K in keyof ResolvedCompressOptions]: ResolvedCompressOptions[K] } = {
     plan: { ...plan, compressionThresholdTokens: threshold },
     reserveOutputTokens: 0,
