@@ -150,15 +150,29 @@ function isCutPoint(start: number, grouping: Grouping, tokens: ArrayLike<number>
 }
 
 /**
- * Where the next summary should end: it folds the oldest groups not yet summarized (all that were
- * never counted among them) until the view without them is at the low-water mark of the
- * threshold, so the summary replaces what the budget cannot hold and the recent turns stay as
- * they were. At least one group; never into the kept tail.
+ * Tokens a fold keeps free for the next summary in the view right after it, which is held to the
+ * low-water mark (`lowWaterMark` x `trigger`): what the summary in force takes (`inForce`) plus
+ * half of what a fold frees, so a rolling summary can grow as it folds more in, up to half of the
+ * low-water view (the recent turns keep the other half). Without steps (`lowWaterMark` 1) it is
+ * the summary in force: the fold ends where it always did.
  */
-function foldEnd(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: number, countedFrom: number, tStart: number, untrimmed: number, options: PlanOptions): number {
+function summaryReserve(trigger: number, lowWaterMark: number, inForce: number): number {
+  const share = Math.floor(((1 - lowWaterMark) / 2) * trigger);
+  return Math.min(Math.floor((lowWaterMark * trigger) / 2), inForce + share);
+}
+
+/**
+ * Where the next summary should end: it folds the oldest groups not yet summarized (all that were
+ * never counted among them) until the view without them, with the next summary in it, is at the
+ * low-water mark of the trigger (the smaller of threshold and budget), so the summary replaces
+ * what the budget cannot hold and the recent turns stay as they were. The next summary is
+ * reckoned at `summaryReserve` tokens (`inForce`: the summary the view holds now, counted in
+ * `untrimmed`). At least one group; never into the kept tail.
+ */
+function foldEnd(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: number, countedFrom: number, tStart: number, untrimmed: number, inForce: number, options: PlanOptions): number {
   const trigger = Math.min(options.compressionThresholdTokens ?? Infinity, options.maxContextTokens ?? Infinity);
   if (!Number.isFinite(trigger)) return tStart;
-  const target = trigger * (options.lowWaterMark ?? 1);
+  const target = trigger * (options.lowWaterMark ?? 1) - Math.max(0, summaryReserve(trigger, options.lowWaterMark ?? 1, inForce) - inForce);
   const { groupOf, pinned } = grouping;
   let j = Math.max(coveredEnd, Math.min(countedFrom, tStart));
   let t = untrimmed;
@@ -472,7 +486,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   const threshold = options.compressionThresholdTokens;
   // Uncounted messages mean the counted ones alone passed the budget and the threshold.
   if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < tStart) {
-    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, tStart, untrimmed, options);
+    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, tStart, untrimmed, summaryTokens ?? 0, options);
     summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole))) };
   }
   return {

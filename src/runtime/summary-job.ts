@@ -14,14 +14,22 @@ import { inSlices } from './slices.js';
 const RENDER_OVERHEAD_TOKENS = 16;
 
 /**
- * Share of the fold's trigger (the smaller of threshold and budget) a background summary may take
- * at most: half of what a fold frees (`1 - lowWaterMark`). A view right after a fold then stays
- * below the trigger with room for the next turns to append, so one fold does not call the next.
+ * Room a background summary may take at most. A view right after a fold is held to the low-water
+ * mark (`lowWaterMark` of the trigger, the smaller of threshold and budget): the fold's end leaves
+ * room under it for the next summary (`summaryReserve`), and the summary may take what the rest of
+ * the view leaves under the mark, never less than half of what a fold frees (`(1 - lowWaterMark)
+ * / 2` of the trigger). The next turns then append below the trigger, so one fold does not call
+ * the next, and a rolling summary keeps the room the summary it replaces had. Never more than
+ * `roomTokens`, the room the budget leaves (`maxContextTokens` minus the rest of the view).
  */
-export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number): number | undefined {
-  const share = trigger === undefined ? undefined : Math.floor(((1 - lowWaterMark) / 2) * trigger);
+export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number, maxContextTokens?: number): number | undefined {
+  if (trigger === undefined) return roomTokens;
+  const share = Math.floor(((1 - lowWaterMark) / 2) * trigger);
   if (roomTokens === undefined) return share;
-  return share === undefined ? roomTokens : Math.min(roomTokens, share);
+  const mark = Math.floor(lowWaterMark * trigger);
+  const rest = maxContextTokens === undefined ? undefined : maxContextTokens - roomTokens;
+  const left = rest === undefined ? share : Math.max(share, mark - rest);
+  return Math.min(roomTokens, left);
 }
 
 /** Emitted when a job starts folding messages into a chat's summary. */
@@ -137,7 +145,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   });
   const plan = ctx.planning.plan;
   const trigger = Math.min(plan.compressionThresholdTokens ?? Infinity, plan.maxContextTokens ?? Infinity);
-  const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1);
+  const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1, plan.maxContextTokens);
   const { summary, calls, factsSeen, factsKept } = await summarizeRolling(ctx.summarizer, {
     ...(allowedTokens === undefined ? {} : { maxTokens: allowedTokens }),
     previousSummary: applied ? state?.summary : undefined,

@@ -1,0 +1,89 @@
+import { describe, expect, test } from '@jest/globals';
+import { createCompressor, createExtractiveSummarizer, createTokenCounter, type OpenAIChatMessage, type SummaryDoneEvent } from '../src/index.js';
+import { generateCodeAgentConversation, generateSupportAgentConversation } from '../bench/fixtures/domains/index.js';
+import { modelRequestEnds } from '../bench/fixtures/conversation.js';
+
+/**
+ * The room a background summary is given. A view right after a fold is held to the low-water mark
+ * of the trigger; the fold leaves room under it for the next summary, and the summary may take
+ * what the rest of the view leaves under the mark (never less than half of what a fold frees), so
+ * a rolling summary is not squeezed into a fixed slice while the view it lands in has room, and
+ * the next turns still append below the trigger. Judged from outside: the room each
+ * `summary:done` event reports against the view the compressor sends right after that fold (the
+ * same history compressed again), measured here from the view's own report.
+ */
+
+const BUDGET = 12_000;
+const THRESHOLD = 9_000; // the trigger: the smaller of threshold and budget
+const LOW_WATER = 0.7;
+const MARK = Math.floor(LOW_WATER * THRESHOLD);
+const SHARE = Math.floor(((1 - LOW_WATER) / 2) * THRESHOLD);
+/** The summary's frame (its title line and covered-message count) and the request overhead. */
+const FRAME_SLACK = 40;
+
+interface Fold {
+  readonly done: SummaryDoneEvent;
+  /** The view right after the fold: its tokens, and the summary's share of them. */
+  readonly viewTokens: number;
+  readonly summaryTokens: number;
+}
+
+async function replay(history: OpenAIChatMessage[]): Promise<Fold[]> {
+  const compressor = createCompressor({
+    maxContextTokens: BUDGET, compressionThresholdTokens: THRESHOLD, lowWaterMark: LOW_WATER, keepLast: 4,
+    summarizer: createExtractiveSummarizer(), counter: createTokenCounter(),
+  });
+  const folds: Fold[] = [];
+  let pending: SummaryDoneEvent | undefined;
+  compressor.on('summary:done', (e) => { pending = e; });
+  try {
+    for (const end of modelRequestEnds(history)) {
+      const request = history.slice(0, end);
+      const { report } = await compressor.compress('chat', request);
+      compressor.afterResponse('chat', request, report);
+      await compressor.drain();
+      if (pending) {
+        // The same request again, now with the new summary in force: the view right after the fold.
+        const after = (await compressor.compress('chat', request)).report;
+        expect(after.summary.applied).toBe(true);
+        folds.push({ done: pending, viewTokens: after.tokensAfter, summaryTokens: after.summary.tokens! });
+        pending = undefined;
+      }
+    }
+  } finally {
+    await compressor.close();
+  }
+  return folds;
+}
+
+describe('a background summary takes the room its view leaves under the low-water mark', () => {
+  for (const [name, generate] of [['code agent', generateCodeAgentConversation], ['support agent', generateSupportAgentConversation]] as const) {
+    test(`${name}: every fold's room reaches the low-water mark, the view after it stays at the mark, and a rolling summary keeps its room`, async () => {
+      const folds = await replay(generate({ messages: 260, seed: 41 }));
+      expect(folds.length).toBeGreaterThanOrEqual(4);
+      let previous: Fold | undefined;
+      let rolled = 0;
+      for (const fold of folds) {
+        const rest = fold.viewTokens - fold.summaryTokens;
+        const room = fold.done.allowedTokens!;
+        // The room is what the rest of the view leaves below the cap (never less than the share).
+        expect(room).toBeGreaterThanOrEqual(Math.max(SHARE, MARK - rest) - FRAME_SLACK);
+        expect(room).toBeLessThanOrEqual(Math.max(SHARE, MARK - rest) + FRAME_SLACK);
+        // The summary fits its room, and the view right after the fold leaves room to append.
+        expect(fold.summaryTokens).toBeLessThanOrEqual(room + FRAME_SLACK);
+        expect(fold.viewTokens).toBeLessThanOrEqual(Math.max(MARK, rest + SHARE) + FRAME_SLACK);
+        expect(fold.viewTokens).toBeLessThan(THRESHOLD);
+        // A rolling summary whose fold reached the low-water mark (the rest of the view and the
+        // summary it replaces fit under it) is given at least the room that summary took.
+        if (previous && rest + previous.summaryTokens <= MARK) {
+          expect(room).toBeGreaterThanOrEqual(previous.summaryTokens - FRAME_SLACK);
+          rolled++;
+        }
+        previous = fold;
+      }
+      expect(rolled).toBeGreaterThan(0);
+      // Rolling summaries grew past the fixed share: the ledger they carry is not cut back each fold.
+      expect(Math.max(...folds.map((f) => f.summaryTokens))).toBeGreaterThan(SHARE + FRAME_SLACK);
+    });
+  }
+});
