@@ -28,9 +28,9 @@ interface Fold {
   readonly summaryTokens: number;
 }
 
-async function replay(history: OpenAIChatMessage[]): Promise<Fold[]> {
+async function replay(history: OpenAIChatMessage[], lowWaterMark = LOW_WATER): Promise<Fold[]> {
   const compressor = createCompressor({
-    maxContextTokens: BUDGET, compressionThresholdTokens: THRESHOLD, lowWaterMark: LOW_WATER, keepLast: 4,
+    maxContextTokens: BUDGET, compressionThresholdTokens: THRESHOLD, lowWaterMark, keepLast: 4,
     summarizer: createExtractiveSummarizer(), counter: createTokenCounter(),
   });
   const folds: Fold[] = [];
@@ -86,4 +86,15 @@ describe('a background summary takes the room its view leaves under the low-wate
       expect(Math.max(...folds.map((f) => f.summaryTokens))).toBeGreaterThan(SHARE + FRAME_SLACK);
     });
   }
+
+  test('without steps (lowWaterMark 1) a summary takes what the rest of the view leaves under the threshold, not the summarizer\'s minimum', async () => {
+    const folds = await replay(generateCodeAgentConversation({ messages: 160, seed: 43 }), 1);
+    expect(folds.length).toBeGreaterThanOrEqual(2);
+    for (const fold of folds) {
+      const rest = fold.viewTokens - fold.summaryTokens;
+      expect(fold.done.allowedTokens!).toBeGreaterThanOrEqual(THRESHOLD - rest - FRAME_SLACK);
+      expect(fold.done.allowedTokens!).toBeLessThanOrEqual(THRESHOLD - rest + FRAME_SLACK);
+    }
+    expect(Math.max(...folds.map((f) => f.summaryTokens))).toBeGreaterThan(500);
+  });
 });
