@@ -249,9 +249,8 @@ describe('what a counter remembers between requests never changes a view', () =>
       }
     }), { ...propertyParams(), numRuns: Math.max(50, Math.floor(propertyParams().numRuns / 4)) });
     // The runs exercised what they are about: remembered histories and applied summaries.
-    // Applied summaries vary with the seed (6 to 14 over seeds 1-25): any seed must apply some.
     expect(reused).toBeGreaterThan(10);
-    expect(applied).toBeGreaterThanOrEqual(3);
+    expect(applied).toBeGreaterThan(10);
   });
 
   test('text the plan did not read may change between requests: the next plan still equals a fresh one', () => {
