@@ -157,8 +157,12 @@ function isCutPoint(start: number, grouping: Grouping, tokens: ArrayLike<number>
  * the summary in force: the fold ends where it always did.
  */
 function summaryReserve(trigger: number, lowWaterMark: number, inForce: number): number {
-  const share = Math.floor(((1 - lowWaterMark) / 2) * trigger);
-  return Math.min(Math.floor((lowWaterMark * trigger) / 2), inForce + share);
+  return Math.min(Math.floor((lowWaterMark * trigger) / 2), inForce + foldShare(trigger, lowWaterMark));
+}
+
+/** Half of what a fold frees (`(1 - lowWaterMark) / 2` of the trigger): the least room a background summary is given, and what it may grow by per fold. */
+export function foldShare(trigger: number, lowWaterMark: number): number {
+  return Math.floor(((1 - lowWaterMark) / 2) * trigger);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { SummarizerError } from '../errors.js';
+import { foldShare } from '../core/plan.js';
 import { scanStructure } from '../core/structure.js';
 import { withCallNames } from '../core/transcript.js';
 import type { TranscriptEntry } from '../formats/lens.js';
@@ -24,7 +25,7 @@ const RENDER_OVERHEAD_TOKENS = 16;
  */
 export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number, maxContextTokens?: number): number | undefined {
   if (trigger === undefined) return roomTokens;
-  const share = Math.floor(((1 - lowWaterMark) / 2) * trigger);
+  const share = foldShare(trigger, lowWaterMark);
   if (roomTokens === undefined) return share;
   const mark = Math.floor(lowWaterMark * trigger);
   const rest = maxContextTokens === undefined ? undefined : maxContextTokens - roomTokens;
