@@ -215,11 +215,15 @@ describe('what a counter remembers between requests never changes a view', () =>
   test('a sequence of continuing, re-parsed, shortened and edited requests plans exactly as a fresh counter does', () => {
     const step = fc.record({
       cut: fc.nat(),
+      // A request that goes on from the previous one (as a chat does), or one cut anywhere.
+      continues: fc.boolean(),
       reparse: fc.boolean(),
-      edit: fc.option(fc.nat(), { nil: undefined }),
+      // An edit in half the steps and the previous summary in three of four: a summary applies
+      // only to a request that holds, unedited, every message it covers (seeds 1-80 apply 22 or more).
+      edit: fc.option(fc.nat(), { nil: undefined, freq: 2 }),
       maxPermille: fc.integer({ min: 200, max: 1200 }),
       keepLast: fc.integer({ min: 0, max: 8 }),
-      withSummary: fc.boolean(),
+      withSummary: fc.constantFrom(true, true, true, false),
     });
     let applied = 0;
     let reused = 0;
@@ -227,8 +231,10 @@ describe('what a counter remembers between requests never changes a view', () =>
       const shared = createTokenCounter();
       const cache = createHistoryCache();
       let summary: { text: string; coveredIds: string[] } | undefined;
+      let length = 0;
       for (const s of steps) {
-        let request = history.slice(0, 1 + (s.cut % history.length));
+        length = s.continues && length > 0 ? length + (s.cut % (history.length - length + 1)) : 1 + (s.cut % history.length);
+        let request = history.slice(0, length);
         if (s.reparse) request = JSON.parse(JSON.stringify(request)) as OpenAIChatMessage[];
         if (s.edit !== undefined) {
           const at = s.edit % request.length;
