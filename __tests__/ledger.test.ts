@@ -318,6 +318,38 @@ describe('the ledger block: rendering, reading back, shortening', () => {
     expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
   });
 
+  test("a listing's records share their keys: each key is written once on the line, as a table, and reads back the same", () => {
+    const records = Array.from({ length: 6 }, (_, k) => ({ ref: `R-${2000 + k}`, total: `${10 + k}.50 EUR`, placed: `2024-06-${String(k + 1).padStart(2, '0')}` }));
+    const ledger = extendLedger(emptyLedger(), [call('c1', 'list', { page: 1 }), result('c1', 'list', { records })]);
+    const block = renderLedger(ledger, 10_000, count);
+    const line = block.split('\n')[2];
+    const keys = [...new Set(ledger.facts.map((f) => f.key))];
+    expect(keys).toHaveLength(3);
+    for (const key of keys) expect({ key, times: line.split(key).length - 1 }).toEqual({ key, times: 1 });
+    // The same facts as items, one `key=value` each: the table is cheaper.
+    const items = `- [list @2] ${ledger.facts.map((f) => `${f.key}=${/\s/.test(f.value) ? JSON.stringify(f.value) : f.value}`).join(' ')}`;
+    expect(count(line)).toBeLessThan(count(items));
+    expect(parseLedger(block).facts.map((f) => [f.key, f.value])).toEqual(ledger.facts.map((f) => [f.key, f.value]));
+    expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
+  });
+
+  test('a block of listings fills its room: when facts are left out, it is within half a percent of it (4 tokens at least)', () => {
+    const entries = Array.from({ length: 6 }, (_, c) => {
+      const rows = Array.from({ length: 40 }, (_, k) => ({
+        item_id: `it_${(c * 977 + k * 7919).toString(36)}x${k}`, price: { value: 1000 + c * 100 + k, currency: 'JPY' },
+        created: `2024-0${1 + (k % 9)}-${String(1 + ((k * 7) % 28)).padStart(2, '0')}`, last4: String(1000 + ((k * 37 + c) % 9000)),
+      }));
+      return [call(`c${c}`, 'list_items', { owner: `O-${c}` }), result(`c${c}`, 'list_items', { rows })];
+    }).flat();
+    const ledger = extendLedger(emptyLedger(), entries);
+    for (const room of [300, 800, 1500, 3000]) {
+      const block = renderLedger(ledger, room, count);
+      expect(ledgerStats(block)!.kept).toBeLessThan(ledger.facts.length);
+      const used = count(block);
+      expect({ room, fits: used <= room, full: used >= room - Math.max(4, room / 200) }).toEqual({ room, fits: true, full: true });
+    }
+  });
+
   test('a block of the older form (one `- key: value` line per fact) is read the same', () => {
     const older = ['Facts:', '- (3 of 4 facts kept, 7 messages read)', '- [lookup @4]', '- ref: R-1002', '- placed: 2024-05-03', '- [lookup @2 ×1 @7]', '- ref: R-1001', 'Errors:', '- x'].join('\n');
     const ledger = parseLedger(older);
@@ -382,6 +414,30 @@ describe('properties', () => {
         expect(back.facts.every((f) => !/[\s="[\]]/.test(f.key))).toBe(true);
         expect(renderLedger(back, 100_000, cheap)).toBe(block);
         expect(withoutLedgerBlocks(`Goal:\n- g\n${block}\nErrors:\n- e`)).toBe('Goal:\n- g\nErrors:\n- e');
+      },
+    ), propertyParams());
+  });
+
+  test('property: facts whose keys repeat read back exactly, in order, with their keys, byte for byte, within the room', () => {
+    // A few keys, so records repeat them; values of any one-line text, the characters a table line uses among them.
+    const text = fc.string({ unit: fc.constantFrom('a', 'Z', '7', ' ', '=', '"', '\\', ':', ';', '|', '[', ']', '-', '.', '/'), minLength: 1, maxLength: 10 });
+    const value = fc.oneof(text.map((v) => v.replace(/\s+/g, ' ').trim()).filter((v) => v.length > 0), fc.constantFrom('""', '-', ';', 'x;', 'a:', '|'));
+    const key = fc.constantFrom('id', 'total', 'items.sku', 'date', 'value', 'a:b', 'c|d', 'e;f');
+    fc.assert(fc.property(
+      fc.array(fc.record({ key, value, source: fc.constantFrom('find @2', 'list @4') }), { minLength: 1, maxLength: 24 }),
+      fc.integer({ min: 0, max: 600 }),
+      (raw, room) => {
+        const facts: LedgerFact[] = raw.map((f) => ({ ...f, firstSeen: 1, lastSeen: 9, references: 0, keyStrength: 2 }));
+        const whole = renderLedger({ facts, seen: facts.length, messages: 9 }, 100_000, count);
+        const back = parseLedger(whole);
+        // A key that only names a shape (`id`, `date`, `value`) may be written as the value alone and read back as `value`.
+        const keyOf = (k: string) => (['id', 'date', 'value'].includes(k) ? 'a shape' : k.replace(/[\s="[\]]+/g, '_'));
+        const bySource = (list: readonly { source: string; key: string; value: string }[]) => ['find @2', 'list @4'].flatMap((s) => list.filter((f) => f.source === s).map((f) => [f.source, keyOf(f.key), f.value]));
+        expect(bySource(back.facts)).toEqual(bySource(facts));
+        expect(renderLedger(back, 100_000, count)).toBe(whole);
+        const block = renderLedger({ facts, seen: facts.length, messages: 9 }, room, count);
+        expect(count(block)).toBeLessThanOrEqual(room);
+        expect(renderLedger(parseLedger(block), room, count)).toBe(block);
       },
     ), propertyParams());
   });

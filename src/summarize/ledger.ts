@@ -1,6 +1,7 @@
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { factsFromContent, factsFromText, isDistinctive, type Fact } from './facts.js';
+import { cellValue, fitsTable, readJsonString, readTable, writeTable, type LineItem } from './ledger-table.js';
 
 /**
  * The fact ledger: every identifier, code, path, URL, email, date and amount the summarized
@@ -20,10 +21,13 @@ import { factsFromContent, factsFromText, isDistinctive, type Fact } from './fac
  * One line per source (a tool result's tool name and message number, or a turn's role and
  * number; `@n` is message n, counted from the first message ever summarized), holding its facts
  * as `key=value` items separated by spaces, in the order they were found. A key never holds a
- * space, `=`, `"` or a bracket (a sentence's words are joined by `_`); a value holding a space or
- * starting with `"` is written as a JSON string. A fact named only by its shape (`date`, `path`,
- * `number`...) is written as its value alone when the value holds no `=`: the shape is plain to
- * see, and the key would cost room a fact could use. (Lines of the older form, one `- key: value`
+ * space, `=`, `"` or a bracket (a sentence's words are joined by `_`); a value holding a space,
+ * starting with `"` or ending with `:` is written as a JSON string. A fact named only by its shape
+ * (`date`, `path`, `number`...) is written as its value alone when the value holds no `=`: the
+ * shape is plain to see, and the key would cost room a fact could use. When keys repeat on a line
+ * (the records of a listing) and it is shorter so, the line is a table instead: each key once,
+ * then the records as rows (`- [list_orders @12] order_id|total: ORD-1 "12.50 EUR"; ORD-2 "9 EUR"`,
+ * see `ledger-table.ts`). (Lines of the older form, one `- key: value`
  * per fact under a `- [source]` header, are still read.) When facts of a group were mentioned
  * again by later messages, its header says how often (`×k`, the most any of them was) and when
  * last (`@m`); read back, every fact of the group takes those figures. Groups are written least
@@ -86,6 +90,9 @@ export function factCheckRoom(maxSummaryTokens: number): number {
 
 /** Share of a model summary's `max_tokens` its appended facts may take (`factCheckRoom`). */
 export const FACT_CHECK_SHARE = 1;
+
+/** Times `renderLedger` picks its facts again with a room corrected by how far its estimate was off. */
+const LEDGER_FIT_ATTEMPTS = 4;
 
 /** Facts in a row that may not fit before `renderLedger` takes its room as full. */
 const MISSES_BEFORE_FULL = 64;
@@ -465,9 +472,12 @@ function headerLine(source: string, references: number, lastSeen: number): strin
   return references > 0 || lastSeen !== sourceOrdinal(source) ? `- [${source} ×${references} @${lastSeen}]` : `- [${source}]`;
 }
 
-/** A value as an item writes it: bare when it holds no space and does not start with `"`, else a JSON string. */
+/**
+ * A value as an item writes it: bare when it holds no space, does not start with `"` and does not
+ * end with `:` (a line starting with `name: ` is a table), else a JSON string.
+ */
 function itemValue(value: string): string {
-  return /\s/.test(value) || value.startsWith('"') ? JSON.stringify(value) : value;
+  return /\s/.test(value) || value.startsWith('"') || value.endsWith(':') ? JSON.stringify(value) : value;
 }
 
 /** One fact as an item of its group's line: `key=value`, or the value alone when only its shape names it (and it holds no `=`). */
@@ -492,16 +502,10 @@ function parseItems(text: string): { key: string; value: string }[] | undefined 
       at = end < 0 ? text.length : end;
       return value;
     }
-    let end = at + 1;
-    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-    if (end >= text.length) return undefined;
-    try {
-      const value = JSON.parse(text.slice(at, end + 1)) as unknown;
-      at = end + 1;
-      return typeof value === 'string' ? value : undefined;
-    } catch {
-      return undefined;
-    }
+    const read = readJsonString(text, at);
+    if (!read) return undefined;
+    at = read.end;
+    return read.value;
   };
   while (at < text.length) {
     if (text[at] === ' ') {
@@ -546,10 +550,22 @@ function groupStats(facts: readonly LedgerFact[], members: readonly number[]): {
 }
 
 /**
+ * The facts of one group as its line writes them: `key=value` items, or a table (`writeTable`)
+ * when their keys repeat and the table takes fewer tokens.
+ */
+function groupBody(facts: readonly LedgerFact[], countText: TextCounter): string {
+  const items = facts.map((f) => factItem(f)).join(' ');
+  const cells: LineItem[] = facts.map((f) => ({ key: ledgerKey(f.key), value: f.value }));
+  if (!fitsTable(cells)) return items;
+  const table = writeTable(cells);
+  return countText(table) < countText(items) ? table : items;
+}
+
+/**
  * Writes the chosen facts (indexes into `ledger.facts`) as the block: title, meta line, then one
  * group per source, least recently mentioned first (then by source number), facts in insertion order.
  */
-function writeBlock(ledger: Ledger, chosen: readonly number[], title: string): string {
+function writeBlock(ledger: Ledger, chosen: readonly number[], title: string, countText: TextCounter): string {
   const groups = new Map<string, number[]>();
   for (const i of [...chosen].sort((a, b) => a - b)) {
     const source = ledger.facts[i].source;
@@ -562,7 +578,7 @@ function writeBlock(ledger: Ledger, chosen: readonly number[], title: string): s
     || (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   const lines = [title, metaLine(chosen.length, Math.max(ledger.seen, chosen.length), ledger.messages)];
   for (const group of ordered) {
-    lines.push(`${headerLine(group.source, group.references, group.lastSeen)} ${group.members.map((i) => factItem(ledger.facts[i])).join(' ')}`);
+    lines.push(`${headerLine(group.source, group.references, group.lastSeen)} ${groupBody(group.members.map((i) => ledger.facts[i]), countText)}`);
   }
   return lines.join('\n');
 }
@@ -593,38 +609,68 @@ function writeLedger(ledger: Ledger, maxTokens: number, countText: TextCounter, 
     else bySource.set(f.source, [i]);
   });
   const headerCost = new Map<string, number>();
-  const chosen: number[] = [];
-  const groupsOpen = new Set<string>();
-  let total = fixed;
-  let misses = 0;
-  for (const i of ranked) {
-    const fact = ledger.facts[i];
-    const group = fact.source;
-    let extra = countText(` ${factItem(fact)}`);
-    if (!groupsOpen.has(group)) {
-      if (!headerCost.has(group)) {
-        const stats = groupStats(ledger.facts, bySource.get(group)!);
-        headerCost.set(group, countText(headerLine(group, stats.references, stats.lastSeen)) + 1);
+  // Each fact's price as an item (`key=value`) and as a table's cell, worked out once.
+  const itemCost: number[] = [];
+  const cellCost: number[] = [];
+  /** The best-ranked facts whose estimated cost fits `room`, in rank order, and that estimate. */
+  const pick = (room: number): { chosen: number[]; total: number } => {
+    const chosen: number[] = [];
+    // The keys each group has written so far: a key written again is priced as a table's cell.
+    const groupsOpen = new Map<string, Set<string>>();
+    let total = fixed;
+    let misses = 0;
+    for (const i of ranked) {
+      const fact = ledger.facts[i];
+      const group = fact.source;
+      const key = ledgerKey(fact.key);
+      const keys = groupsOpen.get(group);
+      let extra = keys?.has(key) ? (cellCost[i] ??= countText(` ${cellValue(fact.value)}`)) : (itemCost[i] ??= countText(` ${factItem(fact)}`));
+      if (!keys) {
+        if (!headerCost.has(group)) {
+          const stats = groupStats(ledger.facts, bySource.get(group)!);
+          headerCost.set(group, countText(headerLine(group, stats.references, stats.lastSeen)) + 1);
+        }
+        extra += headerCost.get(group)!;
       }
-      extra += headerCost.get(group)!;
+      if (total + extra > room) {
+        // Smaller facts further down may still fit; past a run of misses the room is as good as full.
+        if (++misses >= MISSES_BEFORE_FULL || room - total < 3) break;
+        continue;
+      }
+      misses = 0;
+      total += extra;
+      if (keys) keys.add(key);
+      else groupsOpen.set(group, new Set([key]));
+      chosen.push(i);
     }
-    if (total + extra > maxTokens) {
-      // Smaller facts further down may still fit; past a run of misses the room is as good as full.
-      if (++misses >= MISSES_BEFORE_FULL || maxTokens - total < 3) break;
-      continue;
-    }
-    misses = 0;
-    total += extra;
-    groupsOpen.add(group);
-    chosen.push(i);
+    return { chosen, total };
+  };
+  // The estimate prices each fact alone; the exact count of the written block decides (a table's
+  // rows and empty cells, tokens merging across items). Pick again with the room scaled by how far
+  // the estimate was off, a few times, and keep the attempt that fits with the most facts.
+  let best: { text: string; chosen: number[] } | undefined;
+  let room = maxTokens;
+  let last = pick(room);
+  for (let attempt = 0; ; attempt++) {
+    const text = last.chosen.length > 0 ? writeBlock(ledger, last.chosen, title, countText) : '';
+    const exact = countText(text);
+    if (exact <= maxTokens && (!best || last.chosen.length > best.chosen.length)) best = { text, chosen: last.chosen };
+    const full = last.chosen.length === ledger.facts.length || maxTokens - exact <= Math.max(4, maxTokens / 200);
+    if ((exact <= maxTokens && full) || attempt >= LEDGER_FIT_ATTEMPTS || exact === 0) break;
+    const next = Math.floor(room * (maxTokens / exact));
+    if (next === room) break;
+    room = next;
+    last = pick(room);
   }
-  // The estimate sums items; the exact count of the joined text decides. Drop the worst-ranked until
-  // it fits: as many at once as the excess would take at the chosen facts' mean cost, then one by one.
-  let text = chosen.length > 0 ? writeBlock(ledger, chosen, title) : '';
+  if (best) return best;
+  // No attempt fit: drop the last attempt's worst-ranked until it does, as many at once as the
+  // excess would take at the chosen facts' mean cost, then one by one.
+  const chosen = last.chosen;
+  let text = chosen.length > 0 ? writeBlock(ledger, chosen, title, countText) : '';
   for (let over = countText(text) - maxTokens; chosen.length > 0 && over > 0; over = countText(text) - maxTokens) {
-    const mean = Math.max(1, (total - fixed) / chosen.length);
+    const mean = Math.max(1, (last.total - fixed) / chosen.length);
     chosen.length = Math.max(0, chosen.length - Math.max(1, Math.floor(over / mean)));
-    text = chosen.length > 0 ? writeBlock(ledger, chosen, title) : '';
+    text = chosen.length > 0 ? writeBlock(ledger, chosen, title, countText) : '';
   }
   return { text, chosen };
 }
@@ -697,7 +743,7 @@ function parsePlainFacts(lines: readonly string[]): Ledger {
 function groupLineOf(line: string): { source: string; references: number; lastSeen: number; items: { key: string; value: string }[] } | null | undefined {
   const header = HEADER.exec(line);
   if (!header) return undefined;
-  const items = header[5] === undefined ? [] : parseItems(header[5]);
+  const items = header[5] === undefined ? [] : readTable(header[5]) ?? parseItems(header[5]);
   if (!items) return null;
   return {
     source: `${header[1]} @${header[2]}`,
