@@ -595,9 +595,16 @@ export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextC
 }
 
 /** `renderLedger`, with the facts written (indexes into `ledger.facts`). */
-function writeLedger(ledger: Ledger, maxTokens: number, countText: TextCounter, title: string): { text: string; chosen: readonly number[] } {
+function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, title: string): { text: string; chosen: readonly number[] } {
   const none = { text: '', chosen: [] };
   if (ledger.facts.length === 0 || maxTokens <= 0) return none;
+  // Picked again until the block fills its room: the same group lines are counted again, once each here.
+  const counted = new Map<string, number>();
+  const countText: TextCounter = (text) => {
+    let n = counted.get(text);
+    if (n === undefined) counted.set(text, (n = counter(text)));
+    return n;
+  };
   const ranked = rankFacts(ledger.facts);
   const fixed = countText(title) + 1 + countText(metaLine(ledger.facts.length, Math.max(ledger.seen, ledger.facts.length), ledger.messages)) + 1;
   if (fixed >= maxTokens) return none;
