@@ -480,11 +480,23 @@ function itemValue(value: string): string {
   return /\s/.test(value) || value.startsWith('"') || value.endsWith(':') ? JSON.stringify(value) : value;
 }
 
+/** True when an item writes the fact as its value alone: only its shape names it, and the value holds no `=`. */
+function isBare(fact: LedgerFact): boolean {
+  return SHAPE_KEY.test(ledgerKey(fact.key)) && !itemValue(fact.value).includes('=');
+}
+
 /** One fact as an item of its group's line: `key=value`, or the value alone when only its shape names it (and it holds no `=`). */
 function factItem(fact: LedgerFact): string {
-  const value = itemValue(fact.value);
-  const key = ledgerKey(fact.key);
-  return SHAPE_KEY.test(key) && !value.includes('=') ? value : `${key}=${value}`;
+  return isBare(fact) ? itemValue(fact.value) : `${ledgerKey(fact.key)}=${itemValue(fact.value)}`;
+}
+
+/**
+ * The key a fact reads back with from its item (`value` for one written bare): a table's column,
+ * so that a line reads back to the same keys whichever form it was written in, and is written
+ * again in the same form.
+ */
+function columnKey(fact: LedgerFact): string {
+  return isBare(fact) ? 'value' : ledgerKey(fact.key);
 }
 
 /**
@@ -555,7 +567,7 @@ function groupStats(facts: readonly LedgerFact[], members: readonly number[]): {
  */
 function groupBody(facts: readonly LedgerFact[], countText: TextCounter): string {
   const items = facts.map((f) => factItem(f)).join(' ');
-  const cells: LineItem[] = facts.map((f) => ({ key: ledgerKey(f.key), value: f.value }));
+  const cells: LineItem[] = facts.map((f) => ({ key: columnKey(f), value: f.value }));
   if (!fitsTable(cells)) return items;
   const table = writeTable(cells);
   return countText(table) < countText(items) ? table : items;
@@ -629,7 +641,7 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
     for (const i of ranked) {
       const fact = ledger.facts[i];
       const group = fact.source;
-      const key = ledgerKey(fact.key);
+      const key = columnKey(fact);
       const keys = groupsOpen.get(group);
       let extra = keys?.has(key) ? (cellCost[i] ??= countText(` ${cellValue(fact.value)}`)) : (itemCost[i] ??= countText(` ${factItem(fact)}`));
       if (!keys) {
@@ -655,6 +667,13 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
   // The estimate prices each fact alone; the exact count of the written block decides (a table's
   // rows and empty cells, tokens merging across items). Pick again with the room scaled by how far
   // the estimate was off, a few times, and keep the attempt that fits with the most facts.
+  // Every fact, when they all fit: the estimate can be a little over the exact count (tokens merge
+  // across items), and a block read back must be written again whole (the same bytes).
+  const all = pick(Number.POSITIVE_INFINITY);
+  if (all.total <= maxTokens * 1.05 + 8) {
+    const text = writeBlock(ledger, all.chosen, title, countText);
+    if (countText(text) <= maxTokens) return { text, chosen: all.chosen };
+  }
   let best: { text: string; chosen: number[] } | undefined;
   let room = maxTokens;
   let last = pick(room);
