@@ -195,8 +195,8 @@ function besideLedger(rest: WorkingMemory, ledger: Ledger, restRoom: number, max
  * (`ledger.ts`). Rolling: the previous summary is parsed back, new items are appended (a repeated
  * item moves to the newest end) and new facts enter the ledger (a fact seen again is one fact,
  * more recent and more referenced); then the summary is fitted to `maxSummaryTokens`, the ledger
- * getting its share of the room first (`writeSummary`). Deterministic (same input, same text), no
- * I/O; rejects with the signal's reason once it is aborted. Never returns an empty summary.
+ * getting its share of the room first (`writeSummary`). With no new messages, a previous summary
+ * that fits its room comes back unchanged. Deterministic (same input, same text), no I/O; rejects with the signal's reason once it is aborted. Never returns an empty summary.
  */
 export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions = {}): Summarizer {
   const maxSummaryTokens = positiveInteger(options.maxSummaryTokens ?? 800, 'maxSummaryTokens', MIN_SUMMARY_TOKENS);
@@ -211,6 +211,9 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
       checkpoint();
       const count = options.countTokens ?? defaultTextCounter();
       const previous = previousSummary?.trim() ? previousSummary : undefined;
+      const room = options.maxSummaryTokens === undefined && maxTokens !== undefined && Number.isFinite(maxTokens) ? Math.max(MIN_SUMMARY_TOKENS, Math.floor(maxTokens)) : maxSummaryTokens;
+      // Nothing new: the summary stays as it is (byte for byte) when it fits its room.
+      if (previous && messages.length === 0 && count(previous) <= room) return previous;
       const memory = previous ? memoryOf(previous) : emptyMemory();
       const ledger = ledgerBuilder(previous ? ledgerOf(previous) : emptyLedger());
       // In slices, with a turn for the event loop between them: a batch of long tool results takes
@@ -226,7 +229,6 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
       if (itemCount(memory) === 0 && facts.facts.length === 0) {
         addItem(memory, 'Earlier notes', `${messages.length} earlier message(s) held no request, tool call or fact to keep.`);
       }
-      const room = options.maxSummaryTokens === undefined && maxTokens !== undefined && Number.isFinite(maxTokens) ? Math.max(MIN_SUMMARY_TOKENS, Math.floor(maxTokens)) : maxSummaryTokens;
       const summary = await writeSummaryYielding(memory, facts, room, count, ledgerShare, checkpoint);
       checkpoint();
       return summary;
