@@ -127,13 +127,14 @@ async function writeSummaryYielding(memory: WorkingMemory, ledger: Ledger, maxTo
 
 /** The work of `writeSummary`, pausing (`yield`) after each attempt; returns the text. */
 function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number, countText: TextCounter, ledgerShare: number, checkpoint: () => void): Generator<void, string, void> {
-  // Lines are counted again and again while the room is split: count each text once.
+  // Lines, ledger lines and blocks are counted again and again while the room is split: count
+  // each text once (the map lives for one summary).
   const counted = new Map<string, number>();
   const count: TextCounter = (text) => {
     let n = counted.get(text);
     if (n === undefined) {
       n = countText(text);
-      if (text.length <= 400) counted.set(text, n);
+      counted.set(text, n);
     }
     return n;
   };
@@ -149,14 +150,15 @@ function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number,
     // written beside that text, leaving out the facts it already carries, in all the room left.
     const share = renderLedger(ledger, ledgerRoom, count);
     const shareTokens = share ? count(share) + 1 : 0;
-    let best = besideLedger(rest, ledger, maxTokens - shareTokens, maxTokens, count, checkpoint);
+    yield;
+    let best = yield* besideLedger(rest, ledger, maxTokens - shareTokens, maxTokens, count, checkpoint);
     // The block leaves out what the rest states, so it may take less than its share: the rest
     // then gets that room back (and the block is written beside what it now states).
     for (let widen = 0; best && widen < 2; widen++) {
       const left = maxTokens - count(best.text);
       if (left < 4 || best.trimmed === itemCount(rest)) break;
       yield;
-      const wider = besideLedger(rest, ledger, maxTokens - best.blockTokens, maxTokens, count, checkpoint);
+      const wider = yield* besideLedger(rest, ledger, maxTokens - best.blockTokens, maxTokens, count, checkpoint);
       if (!wider || count(wider.text) <= count(best.text)) break;
       best = wider;
     }
@@ -172,11 +174,13 @@ function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number,
  * The rest of the working memory trimmed to `restRoom`, and the ledger block written beside it in
  * all that is left of `maxTokens`; undefined when no block fits beside it.
  */
-function besideLedger(rest: WorkingMemory, ledger: Ledger, restRoom: number, maxTokens: number, count: TextCounter, checkpoint: () => void): { text: string; blockTokens: number; trimmed: number } | undefined {
+function* besideLedger(rest: WorkingMemory, ledger: Ledger, restRoom: number, maxTokens: number, count: TextCounter, checkpoint: () => void): Generator<void, { text: string; blockTokens: number; trimmed: number } | undefined, void> {
   const trimmed = trimWorkingMemory(rest, restRoom, count, checkpoint);
   const beside = renderWorkingMemory(trimmed);
   let room = maxTokens - count(beside) - 1;
   for (let fit = 0; fit < 4 && room > 0; fit++) {
+    // A turn for the event loop before each block: writing one is the longest stretch of the work.
+    yield;
     const block = renderLedgerBeside(ledger, beside, room, count);
     if (!block) return undefined;
     const text = renderWorkingMemory(trimmed, block);

@@ -574,10 +574,10 @@ function groupBody(facts: readonly LedgerFact[], countText: TextCounter): string
 }
 
 /**
- * Writes the chosen facts (indexes into `ledger.facts`) as the block: title, meta line, then one
+ * Writes the chosen facts (indexes into `ledger.facts`) as the lines of the block: title, meta line, then one
  * group per source, least recently mentioned first (then by source number), facts in insertion order.
  */
-function writeBlock(ledger: Ledger, chosen: readonly number[], title: string, countText: TextCounter): string {
+function writeLines(ledger: Ledger, chosen: readonly number[], title: string, countText: TextCounter): string[] {
   const groups = new Map<string, number[]>();
   for (const i of [...chosen].sort((a, b) => a - b)) {
     const source = ledger.facts[i].source;
@@ -592,7 +592,7 @@ function writeBlock(ledger: Ledger, chosen: readonly number[], title: string, co
   for (const group of ordered) {
     lines.push(`${headerLine(group.source, group.references, group.lastSeen)} ${groupBody(group.members.map((i) => ledger.facts[i]), countText)}`);
   }
-  return lines.join('\n');
+  return lines;
 }
 
 /**
@@ -664,39 +664,50 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
     }
     return { chosen, total };
   };
-  // The estimate prices each fact alone; the exact count of the written block decides (a table's
-  // rows and empty cells, tokens merging across items). Pick again with the room scaled by how far
-  // the estimate was off, a few times, and keep the attempt that fits with the most facts.
-  // Every fact, when they all fit: the estimate can be a little over the exact count (tokens merge
-  // across items), and a block read back must be written again whole (the same bytes).
-  const all = pick(Number.POSITIVE_INFINITY);
-  if (all.total <= maxTokens * 1.05 + 8) {
-    const text = writeBlock(ledger, all.chosen, title, countText);
-    if (countText(text) <= maxTokens) return { text, chosen: all.chosen };
-  }
-  let best: { text: string; chosen: number[] } | undefined;
   let room = maxTokens;
   let last = pick(room);
-  for (let attempt = 0; ; attempt++) {
-    const text = last.chosen.length > 0 ? writeBlock(ledger, last.chosen, title, countText) : '';
-    const exact = countText(text);
-    if (exact <= maxTokens && (!best || last.chosen.length > best.chosen.length)) best = { text, chosen: last.chosen };
-    const full = last.chosen.length === ledger.facts.length || maxTokens - exact <= Math.max(4, maxTokens / 200);
-    if ((exact <= maxTokens && full) || attempt >= LEDGER_FIT_ATTEMPTS || exact === 0) break;
-    const next = Math.floor(room * (maxTokens / exact));
+  // Every fact, when only a few were left out and they all fit after all: the estimate can be over
+  // the exact count (tokens merge across items), and a block read back must be written again whole
+  // (the same bytes). A long ledger far over its room is not written whole.
+  const left = ledger.facts.length - last.chosen.length;
+  if (left > 0 && left <= Math.max(8, ledger.facts.length / 20)) {
+    const all = ledger.facts.map((_, i) => i);
+    const text = writeLines(ledger, all, title, countText).join('\n');
+    if (countText(text) <= maxTokens) return { text, chosen: all };
+  }
+  // The estimate prices each fact alone; the written block decides (a table's rows and empty
+  // cells, tokens merging across items). A block is reckoned line by line, each line counted once
+  // however many picks write it, less how far the first block's lines were off its own count.
+  let offset: number | undefined;
+  const tokensOf = (lines: readonly string[]): number => {
+    let sum = lines.length - 1;
+    for (const line of lines) sum += countText(line);
+    offset ??= sum - countText(lines.join('\n'));
+    return sum - offset;
+  };
+  // Pick again with the room scaled by how far the estimate was off, a few times, and keep the
+  // attempt that fits with the most facts.
+  let best: { lines: string[]; chosen: number[] } | undefined;
+  for (let attempt = 0; last.chosen.length > 0; attempt++) {
+    const lines = writeLines(ledger, last.chosen, title, countText);
+    const tokens = tokensOf(lines);
+    if (tokens <= maxTokens && (!best || last.chosen.length > best.chosen.length)) best = { lines, chosen: last.chosen };
+    const full = last.chosen.length === ledger.facts.length || maxTokens - tokens <= Math.max(4, maxTokens / 200);
+    if ((tokens <= maxTokens && full) || attempt >= LEDGER_FIT_ATTEMPTS) break;
+    const next = Math.floor(room * (maxTokens / tokens));
     if (next === room) break;
     room = next;
     last = pick(room);
   }
-  if (best) return best;
-  // No attempt fit: drop the last attempt's worst-ranked until it does, as many at once as the
-  // excess would take at the chosen facts' mean cost, then one by one.
-  const chosen = last.chosen;
-  let text = chosen.length > 0 ? writeBlock(ledger, chosen, title, countText) : '';
+  // The text is counted whole before it is taken: the pick kept (or the last one, when none was
+  // reckoned to fit) loses its worst-ranked facts until it fits, as many at once as the excess
+  // would take at the chosen facts' mean cost, then one by one.
+  const chosen = [...(best ?? last).chosen];
+  const mean = Math.max(1, (last.total - fixed) / Math.max(1, last.chosen.length));
+  let text = chosen.length > 0 ? (best?.lines ?? writeLines(ledger, chosen, title, countText)).join('\n') : '';
   for (let over = countText(text) - maxTokens; chosen.length > 0 && over > 0; over = countText(text) - maxTokens) {
-    const mean = Math.max(1, (last.total - fixed) / chosen.length);
     chosen.length = Math.max(0, chosen.length - Math.max(1, Math.floor(over / mean)));
-    text = chosen.length > 0 ? writeBlock(ledger, chosen, title, countText) : '';
+    text = chosen.length > 0 ? writeLines(ledger, chosen, title, countText).join('\n') : '';
   }
   return { text, chosen };
 }
