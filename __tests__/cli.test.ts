@@ -406,6 +406,29 @@ corpusDescribe(describe)('ctxfold on the real corpus', () => {
     expect(out.filter((o) => o.ctxfold.overBudget).length).toBeLessThan(out.length / 5);
   });
 
+  test('--keep-last-yields: only the conversations whose system prompt and last user turn alone pass --max-tokens stay over it', () => {
+    const corpus = loadCorpus();
+    const run = (extra: string[]) => {
+      const r = ctxfold(['compress', '--max-tokens', '2000', ...extra, CORPUS_PATH]);
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { messages: OpenAIChatMessage[]; ctxfold: { tokensAfter: number; overBudget: boolean } });
+    };
+    const whole = run([]);
+    const yielding = run(['--keep-last-yields']);
+    expect(yielding).toHaveLength(corpus.length);
+    let over = 0;
+    yielding.forEach((o, k) => {
+      expect(validateMessages(o.messages, openaiProfile)).toEqual([]);
+      if (!o.ctxfold.overBudget) expect(o.ctxfold.tokensAfter).toBeLessThanOrEqual(2000);
+      else over++;
+      // A view within budget without the flag is the same with it; one over it is never larger.
+      if (!whole[k].ctxfold.overBudget) expect(o.messages).toEqual(whole[k].messages);
+      else expect(o.ctxfold.tokensAfter).toBeLessThanOrEqual(whole[k].ctxfold.tokensAfter);
+    });
+    expect(over).toBeLessThan(whole.filter((o) => o.ctxfold.overBudget).length);
+  });
+
   test('validate accepts every corpus conversation (ids reused across blocks are fine)', () => {
     const r = ctxfold(['validate', CORPUS_PATH]);
     expect(r.stderr).toBe('');

@@ -218,4 +218,26 @@ describe('keepLast means what it says', () => {
     // Different keepLast, different views: the option is not swallowed by the budget.
     expect(tight.messages.length).toBeLessThan(wider.messages.length);
   });
+
+  test('keepLastYields: the kept tail gives way to the limit, the last user message and the newest round stay', () => {
+    const rounds = (k: number): OpenAIChatMessage[] => [
+      { role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'search', arguments: `{"page":${k}}` } }] },
+      { role: 'tool', tool_call_id: `c${k}`, content: `page ${k}: ${'result text '.repeat(60)}` },
+    ];
+    const history: OpenAIChatMessage[] = [
+      { role: 'system', content: 'You are a careful agent.' },
+      { role: 'user', content: 'Find every page.' },
+      ...[1, 2, 3, 4, 5, 6].flatMap(rounds),
+    ];
+    const sent = compressContext(history, { maxContextTokens: 500, keepLast: 6 });
+    expect(sent.report.overBudget).toBe(true);
+    const { messages, report } = compressContext(history, { maxContextTokens: 500, keepLast: 6, keepLastYields: true });
+    expect(pairingProblems(messages)).toEqual([]);
+    expect(report.overBudget).toBe(false);
+    expect(report.tokensAfter).toBeLessThanOrEqual(500);
+    expect(messages.slice(0, 2)).toEqual(history.slice(0, 2));
+    expect(messages.slice(-2)).toEqual(history.slice(-2));
+    expect(report.notes.join(' ')).toMatch(/keepLast yielded to the limit/);
+    expect(() => compressContext(history, { keepLastYields: 'yes' as unknown as boolean })).toThrow(/options\.keepLastYields: must be true or false, got/);
+  });
 });

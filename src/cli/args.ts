@@ -20,6 +20,8 @@ export interface CliOptions {
   maxTokens?: number;
   keepFirst?: number;
   keepLast?: number;
+  /** `--keep-last-yields`: the kept tail gives way to `--max-tokens`. */
+  keepLastYields?: boolean;
   threshold?: number;
   trimToolOutput?: ToolOutputTrim;
   model?: string;
@@ -123,8 +125,13 @@ const READING_FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'keep-last', value: { name: 'N' }, commands: ['compress'], fallback: String(DEFAULT_KEEP_LAST),
-    summary: 'messages at the end always sent as they are (never summarized, cleared or dropped for the budget), rounded out to whole groups; with --max-tokens too small for them, ctxfold.overBudget is true',
+    summary: 'messages at the end always sent as they are (never summarized, cleared or dropped for the budget), rounded out to whole groups; with --max-tokens too small for them, ctxfold.overBudget is true (unless --keep-last-yields)',
     apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
+  },
+  {
+    long: 'keep-last-yields', commands: ['compress'], fallback: 'the kept tail is sent whole',
+    summary: 'when the kept tail is over --max-tokens, let its oldest turns go, then the tool rounds after the last user message, oldest first (never that message, never the newest turn); a view that fits without this is the same',
+    apply: (o) => { o.keepLastYields = true; },
   },
   {
     long: 'threshold', value: { name: 'N' }, commands: ['compress'], fallback: 'none',

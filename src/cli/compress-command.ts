@@ -22,6 +22,7 @@ export function compressOptionsOf(options: CliOptions): CompressOptions {
     maxContextTokens: options.maxTokens,
     keepFirst: options.keepFirst,
     keepLast: options.keepLast,
+    ...(options.keepLastYields ? { keepLastYields: true } : {}),
     compressionThresholdTokens: options.threshold,
     toolOutputTrim: options.trimToolOutput,
     model: options.model,

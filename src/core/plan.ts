@@ -1,5 +1,5 @@
 import type { MessageLens } from '../formats/lens.js';
-import { headEnd, tailStart } from './boundary.js';
+import { headEnd, lastUserGroupStart, tailStart } from './boundary.js';
 import type { Grouping } from './groups.js';
 import { DROP, droppedRanges, type DroppedRange } from './report.js';
 import { collapsedPlaceholder, omittedNoteText, summaryMessageText } from './summary-frame.js';
@@ -16,6 +16,14 @@ export interface CollapsedResult {
 export interface PlanOptions {
   readonly keepFirst: number;
   readonly keepLast: number;
+  /**
+   * The kept tail yields to `maxContextTokens`, only when the view is over it otherwise: the
+   * tail's oldest groups become droppable, one at a time, until what is never dropped fits (going
+   * on to a cut point with `lowWaterMark`); then the groups after the one holding the last user
+   * text, oldest first, that group itself kept, never the newest group. Off: the kept tail is sent
+   * whole whatever the budget (`overBudget` reports it).
+   */
+  readonly keepLastYields?: boolean;
   readonly maxContextTokens?: number;
   readonly compressionThresholdTokens?: number;
   /** Collapse tool results of at least this many characters when over budget (the kept tail's last, never its newest); off when absent. */
@@ -261,6 +269,13 @@ function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number
  * is. Linear in the number of messages.
  */
 export function planView<M>(input: PlanInput<M>): Plan<M> {
+  const plan = planWith(input, false);
+  // The kept tail yields only where the view is over the limit without that (`keepLastYields`).
+  return input.options.keepLastYields && plan.decisions.overBudget ? planWith(input, true) : plan;
+}
+
+/** `planView`, the kept tail yielding to the limit or not. */
+function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   const { messages, lens, grouping, counts, count, options, summary, shortenSummary } = input;
   const n = messages.length;
   const { groups } = grouping;
@@ -277,11 +292,60 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     else before += tokens[i];
   }
   const tStart = tailStart(grouping, options.keepLast, hEnd);
+  // Up to two seams (before and after what is left out) may need a note when roles must alternate.
+  const bridgeReserve = options.alternateRoles && lens.bridgeMessage ? 2 * count(lens.bridgeMessage(BRIDGE_TEXT)) : 0;
+  const max = options.maxContextTokens === undefined ? undefined : options.maxContextTokens - bridgeReserve;
   // The kept tail (the last `keepLast` messages in whole groups, and always the group holding the
-  // last user text) is sent whatever the budget: `keepLast` means what it says.
-  const protectedStart = tStart;
+  // last user text) is sent whatever the budget: `keepLast` means what it says. Unless it yields
+  // to the limit: then its oldest groups may go, never the last user turn or what follows it.
+  let protectedStart = tStart;
   // The smallest valid view (head, pinned, kept tail, overhead): the summary's room and the report's minimum.
-  const minimumTokens = protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens);
+  let minimumTokens = protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens);
+  // The last user turn's group, kept while the rounds after it yield (-1: none held).
+  let heldStart = -1;
+  let heldEnd = -1;
+  if (yields && max !== undefined && minimumTokens > max) {
+    const lastTurn = Math.max(lastUserGroupStart(grouping), hEnd);
+    // In steps, as the drop below: once it fits, on to the next cut point (unless that leaves out
+    // more than two steps' worth), so the next requests append to the same prefix.
+    const step = max * (1 - (options.lowWaterMark ?? 1));
+    const yieldTo = (limit: number) => {
+      const pass = () => {
+        const g = grouping.groupOf[protectedStart];
+        for (; protectedStart < n && grouping.groupOf[protectedStart] === g; protectedStart++) {
+          if (!grouping.pinned[protectedStart]) minimumTokens -= tokens[protectedStart];
+        }
+      };
+      while (protectedStart < limit && minimumTokens > max) pass();
+      if (step < 1 || minimumTokens > max) return;
+      const [from, before] = [protectedStart, minimumTokens];
+      const floor = minimumTokens - 2 * step;
+      while (protectedStart < limit && !isCutPoint(protectedStart, grouping, tokens, step) && minimumTokens >= floor) pass();
+      if (protectedStart >= limit || minimumTokens < floor) [protectedStart, minimumTokens] = [from, before];
+    };
+    // The tail's turns before the last user turn first; then the rounds of tool calls after it,
+    // oldest first, while its own group stays, and never the newest group (what the reply reads).
+    yieldTo(lastTurn);
+    const newest = groups.length > 0 ? groups[groups.length - 1].start : n;
+    if (minimumTokens > max && protectedStart === lastTurn && lastTurn < newest) {
+      heldStart = lastTurn;
+      heldEnd = groups[grouping.groupOf[lastTurn]].end;
+      protectedStart = heldEnd;
+      yieldTo(newest);
+      if (protectedStart === heldEnd) {
+        protectedStart = lastTurn;
+        heldStart = heldEnd = -1;
+      }
+    }
+    if (protectedStart > tStart) {
+      const rounds = heldStart < 0 ? 0 : protectedStart - heldEnd;
+      notes.push(`keepLast yielded to the limit: ${protectedStart - tStart - (heldStart < 0 ? 0 : heldEnd - heldStart)} message(s) of the kept tail were droppable${rounds > 0 ? `, ${rounds} of them after the last user turn, which is kept` : ''}`);
+    }
+  }
+  /** True for a message of the held last user turn: kept, never dropped, cleared or summarized. */
+  const held = (i: number) => i >= heldStart && i < heldEnd;
+  // A summary never covers the last user turn: it replaces messages in place, before what it keeps.
+  const coverLimit = heldStart >= 0 ? heldStart : protectedStart;
 
   const reason = new Uint8Array(n); // DROP code per message; 0 = kept
   let total = before;
@@ -291,10 +355,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   let summaryAllowedTokens: number | undefined;
   let summaryShortened = false;
   let coveredEnd = hEnd;
-  // Up to two seams (before and after what is left out) may need a note when roles must alternate.
-  const bridgeReserve = options.alternateRoles && lens.bridgeMessage ? 2 * count(lens.bridgeMessage(BRIDGE_TEXT)) : 0;
-  const max = options.maxContextTokens === undefined ? undefined : options.maxContextTokens - bridgeReserve;
-  const clipped = summary ? Math.min(Math.max(summary.coveredEnd, hEnd), protectedStart) : hEnd;
+  const clipped = summary ? Math.min(Math.max(summary.coveredEnd, hEnd), coverLimit) : hEnd;
   if (summary && clipped < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
   if (summary && summary.text.trim() !== '' && clipped > hEnd) {
     const frame = (text: string) => lens.summaryMessage(summaryMessageText(text, clipped - hEnd), options.summaryRole);
@@ -373,8 +434,8 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   };
   if (max !== undefined && total > max && minChars !== undefined) {
     // Clear bulky results older than the tail first.
-    for (let i = Math.max(coveredEnd, countedFrom); i < tStart && total > max; i++) {
-      if (reason[i] === DROP.kept) collapseBulky(i, minChars);
+    for (let i = Math.max(coveredEnd, countedFrom); i < protectedStart && total > max; i++) {
+      if (reason[i] === DROP.kept && !held(i)) collapseBulky(i, minChars);
     }
   }
   let cutAt = coveredEnd;
@@ -388,7 +449,7 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
     const dropGroup = () => {
       const g = groupOf[i];
       let j = i;
-      if (pinned[i]) {
+      if (pinned[i] || held(i)) {
         while (j < n && groupOf[j] === g) j++;
       } else {
         for (; j < n && groupOf[j] === g; j++) {
@@ -413,13 +474,14 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
           const g = grouping.groupOf[j];
           let k = j;
           while (k < n && grouping.groupOf[k] === g) {
-            if (!grouping.pinned[j]) t -= tokens[k];
+            if (!grouping.pinned[j] && !held(j)) t -= tokens[k];
             k++;
           }
           j = k;
           if (t < floor) break;
         }
-        if (j < protectedStart && t >= floor) while (i < j) dropGroup();
+        // A tail that yielded resumes where it yields (a cut point itself, when it went on to one).
+        if ((j < protectedStart || (j === protectedStart && protectedStart > tStart)) && t >= floor) while (i < j) dropGroup();
       }
     }
     // A format whose views must not go on with a model turn right after a cut gets a short note
@@ -489,8 +551,9 @@ export function planView<M>(input: PlanInput<M>): Plan<M> {
   let summarize: PlanDecisions['summarize'];
   const threshold = options.compressionThresholdTokens;
   // Uncounted messages mean the counted ones alone passed the budget and the threshold.
-  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < tStart) {
-    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, tStart, untrimmed, summaryTokens ?? 0, options);
+  // What the kept tail yielded to the limit may be summarized too: it is no longer sent whole.
+  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit) {
+    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, coverLimit, untrimmed, summaryTokens ?? 0, options);
     summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole))) };
   }
   return {

@@ -59,7 +59,8 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
   // sent word for word: fold those turns in too, with their room, and keep the wider summary when
   // it leaves out no more facts (its ledger is denser than the turns it replaces). Then give back,
   // word for word, the newest turns that fit in the room the wider summary left unused.
-  const tail = first.report.protectedStart;
+  // The kept tail as `keepLast` sets it (a tail that yielded to the limit may hold the last user turn apart).
+  const tail = first.report.tailStart;
   const dropped = (r: typeof folded) => (r.factsSeen === undefined || r.factsKept === undefined ? undefined : r.factsSeen - r.factsKept);
   const droppedFirst = dropped(folded);
   if (range.roomTokens !== undefined && droppedFirst !== undefined && droppedFirst > 0 && end < tail) {

@@ -2,7 +2,7 @@ import { SUPPORTED_FORMATS } from '../formats/registry.js';
 import type { CompressOptions } from './options.js';
 
 /**
- * The `compressContext` options a caller passes on every request (budget, keeps, counter, cache,
+ * The `compressContext` options a caller passes on every request (budget, keeps and whether the tail yields, counter, cache,
  * chat id, format, model, repair, summary role, low-water mark), checked by hand. The schema in
  * `options.ts` stays the only definition of what is valid and the only source of error messages:
  * this check never refuses anything, it accepts or defers. It accepts only values that schema
@@ -21,6 +21,7 @@ const RULES: Readonly<Record<string, (v: unknown) => boolean>> = {
   compressionThresholdTokens: (v) => safeInt(v, 1),
   keepFirst: (v) => safeInt(v, 0),
   keepLast: (v) => safeInt(v, 0),
+  keepLastYields: (v) => typeof v === 'boolean',
   reserveOutputTokens: (v) => safeInt(v, 0),
   lowWaterMark: (v) => typeof v === 'number' && v > 0 && v <= 1,
   summaryRole: (v) => v === 'user' || v === 'system',

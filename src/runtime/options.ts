@@ -58,6 +58,7 @@ const withMethods = (what: string, methods: readonly string[]) => z.custom<unkno
 const planningShape = {
   keepFirst: integer(0),
   keepLast: integer(0),
+  keepLastYields: z.boolean({ error: (issue) => `must be true or false, got ${describe(issue.input)}` }).optional(),
   maxContextTokens: integer(1),
   compressionThresholdTokens: integer(1),
   toolOutputTrim: z.union([z.boolean(), z.strictObject({ minChars: integer(0) })], {
@@ -180,6 +181,16 @@ export interface CompressOptions {
   keepFirst?: number;
   /** Messages at the end never summarized or cleared (rounded out to whole groups). Default 6. */
   keepLast?: number;
+  /**
+   * Let the kept tail yield to `maxContextTokens`: when the head, system messages and the last
+   * `keepLast` messages alone are over the limit (its bulky results cleared, with
+   * `toolOutputTrim`), the tail's oldest turns become droppable (whole groups), then the rounds of
+   * tool calls after the last user turn, oldest first: never that turn itself, and never the
+   * newest group (what the reply reads). A view that fits without this is the same with it. Default false: the last `keepLast` messages are always
+   * sent, and a view they push over the limit is reported (`overBudget`). Set it when the limit is
+   * the model's real window, where a view over it is refused anyway.
+   */
+  keepLastYields?: boolean;
   /** Hard limit for the view, in tokens. No limit when absent. */
   maxContextTokens?: number;
   /**
@@ -279,7 +290,7 @@ export interface ResolvedCompressOptions {
   readonly clearedText?: (messageId: string, chars: number) => string;
 }
 
-type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole' | 'reserveOutputTokens' | 'lowWaterMark'>;
+type PlanningFields = Pick<CompressOptions, 'keepFirst' | 'keepLast' | 'keepLastYields' | 'maxContextTokens' | 'compressionThresholdTokens' | 'toolOutputTrim' | 'summaryRole' | 'reserveOutputTokens' | 'lowWaterMark'>;
 
 /** Planning options with defaults applied. */
 export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOverheadTokens'> {
@@ -290,6 +301,7 @@ export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOver
   return {
     keepFirst: o.keepFirst ?? DEFAULT_KEEP_FIRST,
     keepLast: o.keepLast ?? DEFAULT_KEEP_LAST,
+    keepLastYields: o.keepLastYields ?? false,
     // The reply's reserve comes off the window: what is planned is what may be sent.
     maxContextTokens: o.maxContextTokens !== undefined ? o.maxContextTokens - (o.reserveOutputTokens ?? 0) : undefined,
     compressionThresholdTokens: o.compressionThresholdTokens,
