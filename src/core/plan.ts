@@ -270,8 +270,12 @@ function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number
  */
 export function planView<M>(input: PlanInput<M>): Plan<M> {
   const plan = planWith(input, false);
-  // The kept tail yields only where the view is over the limit without that (`keepLastYields`).
-  return input.options.keepLastYields && plan.decisions.overBudget ? planWith(input, true) : plan;
+  // The kept tail yields only where the view is over the limit without that (`keepLastYields`),
+  // and only when that makes it smaller: a format whose views must lead with a user turn, or
+  // alternate roles, pays a note where the cut lands, which can outweigh what yielding saved.
+  if (!input.options.keepLastYields || !plan.decisions.overBudget) return plan;
+  const yielded = planWith(input, true);
+  return yielded.decisions.tokensAfter < plan.decisions.tokensAfter ? yielded : plan;
 }
 
 /** `planView`, the kept tail yielding to the limit or not. */
@@ -305,7 +309,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   let heldStart = -1;
   let heldEnd = -1;
   if (yields && max !== undefined && minimumTokens > max) {
-    const lastTurn = Math.max(lastUserGroupStart(grouping), hEnd);
+    const lastUser = lastUserGroupStart(grouping);
+    const lastTurn = Math.max(lastUser, hEnd);
     // In steps, as the drop below: once it fits, on to the next cut point (unless that leaves out
     // more than two steps' worth), so the next requests append to the same prefix.
     const step = max * (1 - (options.lowWaterMark ?? 1));
@@ -328,11 +333,15 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     yieldTo(lastTurn);
     const newest = groups.length > 0 ? groups[groups.length - 1].start : n;
     if (minimumTokens > max && protectedStart === lastTurn && lastTurn < newest) {
-      heldStart = lastTurn;
-      heldEnd = groups[grouping.groupOf[lastTurn]].end;
-      protectedStart = heldEnd;
+      // (A last user turn inside the head is sent with it: nothing after the head is held.)
+      if (lastUser >= hEnd) {
+        heldStart = lastTurn;
+        heldEnd = groups[grouping.groupOf[lastTurn]].end;
+        protectedStart = heldEnd;
+      }
+      const from = protectedStart;
       yieldTo(newest);
-      if (protectedStart === heldEnd) {
+      if (protectedStart === from) {
         protectedStart = lastTurn;
         heldStart = heldEnd = -1;
       }
