@@ -158,6 +158,24 @@ function isCutPoint(start: number, grouping: Grouping, tokens: ArrayLike<number>
 }
 
 /**
+ * Fold in steps: from the group starting at `from`, walks whole groups towards `limit` until one
+ * starts at a cut point, taking their tokens off `total` (all but those `spared`, which stay in
+ * the view). Stops early once `total` falls under `floor` (more than a fold should leave out).
+ * Returns where the walk stopped and the total there; the caller resumes there only when it is a
+ * cut point before `limit` and the total is still at or over `floor`.
+ */
+function walkToCutPoint(grouping: Grouping, tokens: ArrayLike<number>, from: number, limit: number, step: number, total: number, floor: number, spared: (i: number) => boolean): { at: number; total: number } {
+  const { groupOf } = grouping;
+  let at = from;
+  let t = total;
+  while (at < limit && t >= floor && !isCutPoint(at, grouping, tokens, step)) {
+    const g = groupOf[at];
+    for (; at < groupOf.length && groupOf[at] === g; at++) if (!spared(at)) t -= tokens[at];
+  }
+  return { at, total: t };
+}
+
+/**
  * Tokens a fold keeps free for the next summary in the view right after it, which is held to the
  * low-water mark (`lowWaterMark` x `trigger`): what the summary in force takes (`inForce`) plus
  * half of what a fold frees, so a rolling summary can grow as it folds more in, up to half of the
@@ -299,6 +317,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   // Up to two seams (before and after what is left out) may need a note when roles must alternate.
   const bridgeReserve = options.alternateRoles && lens.bridgeMessage ? 2 * count(lens.bridgeMessage(BRIDGE_TEXT)) : 0;
   const max = options.maxContextTokens === undefined ? undefined : options.maxContextTokens - bridgeReserve;
+  // Fold in steps (`lowWaterMark`): tokens between cut points, on average; under 1, no steps.
+  const step = max === undefined ? 0 : max * (1 - (options.lowWaterMark ?? 1));
   // The kept tail (the last `keepLast` messages in whole groups, and always the group holding the
   // last user text) is sent whatever the budget: `keepLast` means what it says. Unless it yields
   // to the limit: then its oldest groups may go, never the last user turn or what follows it.
@@ -311,22 +331,19 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   if (yields && max !== undefined && minimumTokens > max) {
     const lastUser = lastUserGroupStart(grouping);
     const lastTurn = Math.max(lastUser, hEnd);
-    // In steps, as the drop below: once it fits, on to the next cut point (unless that leaves out
-    // more than two steps' worth), so the next requests append to the same prefix.
-    const step = max * (1 - (options.lowWaterMark ?? 1));
+    const pinned = (i: number) => grouping.pinned[i] === 1;
     const yieldTo = (limit: number) => {
-      const pass = () => {
+      while (protectedStart < limit && minimumTokens > max) {
         const g = grouping.groupOf[protectedStart];
         for (; protectedStart < n && grouping.groupOf[protectedStart] === g; protectedStart++) {
-          if (!grouping.pinned[protectedStart]) minimumTokens -= tokens[protectedStart];
+          if (!pinned(protectedStart)) minimumTokens -= tokens[protectedStart];
         }
-      };
-      while (protectedStart < limit && minimumTokens > max) pass();
+      }
+      // In steps, as the drop below: once it fits, on to the next cut point (unless that leaves
+      // out more than two steps' worth), so the next requests append to the same prefix.
       if (step < 1 || minimumTokens > max) return;
-      const [from, before] = [protectedStart, minimumTokens];
-      const floor = minimumTokens - 2 * step;
-      while (protectedStart < limit && !isCutPoint(protectedStart, grouping, tokens, step) && minimumTokens >= floor) pass();
-      if (protectedStart >= limit || minimumTokens < floor) [protectedStart, minimumTokens] = [from, before];
+      const cut = walkToCutPoint(grouping, tokens, protectedStart, limit, step, minimumTokens, minimumTokens - 2 * step, pinned);
+      if (cut.at < limit && cut.total >= minimumTokens - 2 * step) [protectedStart, minimumTokens] = [cut.at, cut.total];
     };
     // The tail's turns before the last user turn first; then the rounds of tool calls after it,
     // oldest first, while its own group stays, and never the newest group (what the reply reads).
@@ -474,23 +491,11 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     if (max !== undefined && total > max) {
       while (i < protectedStart && total > max) dropGroup();
       // Fold in steps: go on to the next cut point, unless that would leave out more than two steps' worth.
-      const step = max * (1 - (options.lowWaterMark ?? 1));
       if (step >= 1) {
         const floor = total - 2 * step;
-        let j = i;
-        let t = total;
-        while (j < protectedStart && !isCutPoint(j, grouping, tokens, step)) {
-          const g = grouping.groupOf[j];
-          let k = j;
-          while (k < n && grouping.groupOf[k] === g) {
-            if (!grouping.pinned[j] && !held(j)) t -= tokens[k];
-            k++;
-          }
-          j = k;
-          if (t < floor) break;
-        }
+        const cut = walkToCutPoint(grouping, tokens, i, protectedStart, step, total, floor, (k) => pinned[k] === 1 || held(k));
         // A tail that yielded resumes where it yields (a cut point itself, when it went on to one).
-        if ((j < protectedStart || (j === protectedStart && protectedStart > tStart)) && t >= floor) while (i < j) dropGroup();
+        if ((cut.at < protectedStart || (cut.at === protectedStart && protectedStart > tStart)) && cut.total >= floor) while (i < cut.at) dropGroup();
       }
     }
     // A format whose views must not go on with a model turn right after a cut gets a short note
