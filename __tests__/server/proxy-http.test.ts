@@ -5,6 +5,7 @@ import { convertMessages } from '../../src/formats/convert.js';
 import { validateMessages } from '../../src/formats/profiles.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { compressContext } from '../../src/runtime/compress.js';
 import { anthropicMessage, anthropicStream, json, startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
 
 /**
@@ -356,6 +357,40 @@ describe('Anthropic Messages', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('keepLastYields', () => {
+  test('a kept tail over the window is sent whole by default; with keepLastYields its older rounds give way, and the last user message and the newest round are still sent', async () => {
+    // One user turn, then eight tool rounds with bulky results: keepLast 8 alone is far over 2,000 tokens.
+    const rounds = Array.from({ length: 8 }, (_, i) => [
+      { role: 'assistant', content: null, tool_calls: [{ id: `call_r${i}`, type: 'function', function: { name: 'read_page', arguments: JSON.stringify({ page: i }) } }] },
+      { role: 'tool', tool_call_id: `call_r${i}`, content: `page ${i}: ${'lorem ipsum dolor sit amet '.repeat(60)}` },
+    ]).flat();
+    const messages = [{ role: 'system', content: 'You read pages.' }, { role: 'user', content: 'Read every page and tell me what they share.' }, ...rounds];
+    const sentBy = async (keepLastYields: boolean): Promise<Array<Record<string, unknown>>> => {
+      const p = await proxyWith({ maxContextTokens: 2_000, keepLast: 8, keepLastYields });
+      try {
+        upstream.handle((_q, res) => json(res, 200, { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+        const r = await post('/v1/chat/completions', chatBody(messages, { max_tokens: 100 }), { 'x-ctxfold-chat-id': `yields-${String(keepLastYields)}` }, p.url);
+        expect(r.status).toBe(200);
+        await r.text();
+        return upstream.requests.at(-1)!.body!.messages as Array<Record<string, unknown>>;
+      } finally {
+        await p.close();
+      }
+    };
+    const whole = await sentBy(false);
+    expect(whole).toEqual(messages);
+    const yielded = await sentBy(true);
+    expect(validateMessages(yielded, 'openai')).toEqual([]);
+    expect(yielded.slice(0, 2)).toEqual(messages.slice(0, 2));
+    expect(yielded.slice(-2)).toEqual(messages.slice(-2));
+    expect(yielded.length).toBeLessThan(messages.length);
+    // Within the window less the reply's max_tokens, as ctxfold counts (the view compressed again is left as it is).
+    const again = compressContext(yielded as never, { maxContextTokens: 2_000 - 100 });
+    expect([again.report.overBudget, again.messages]).toEqual([false, yielded]);
+    expect(compressContext(messages as never, { maxContextTokens: 2_000 - 100, keepLast: 8 }).report.overBudget).toBe(true);
   });
 });
 

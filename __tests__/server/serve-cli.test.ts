@@ -80,7 +80,7 @@ describe('ctxfold serve', () => {
     const r = run(['serve', '--help']);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
-    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-tokens N', '--threshold N', '--keep-last N', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--log-level LEVEL', '--summarizer']) {
+    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-tokens N', '--threshold N', '--keep-last N', '--keep-last-yields', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--log-level LEVEL', '--summarizer']) {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain('ctxfold serve --upstream URL [options]');
@@ -130,6 +130,27 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
     const r = run(['serve', '--upstream', 'http://127.0.0.1:9/v1', '--config', file, '--store', 'memory']);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`--config ${file}.models["gpt-4o"].maxContextTokens: must be an integer >= 1`);
+  });
+
+  test('--keep-last-yields reaches the proxy: a kept tail over --max-tokens gives way, the last user message and the newest round stay', async () => {
+    upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', model: 'yield-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+    const rounds = Array.from({ length: 8 }, (_, i) => [
+      { role: 'assistant', content: null, tool_calls: [{ id: `call_p${i}`, type: 'function', function: { name: 'read_page', arguments: JSON.stringify({ page: i }) } }] },
+      { role: 'tool', tool_call_id: `call_p${i}`, content: `page ${i}: ${'lorem ipsum dolor sit amet '.repeat(60)}` },
+    ]).flat();
+    const history = [{ role: 'user', content: 'Read every page.' }, ...rounds];
+    const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--max-tokens', '2000', '--keep-last', '8', '--keep-last-yields'], {});
+    try {
+      const r = await fetch(`${serving.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-cli' }, body: JSON.stringify({ model: 'yield-model', messages: history }) });
+      expect(r.status).toBe(200);
+      await r.json();
+      const sent = upstream.requests.filter((q) => q.body?.model === 'yield-model').at(-1)!.body!.messages as unknown[];
+      expect(sent.length).toBeLessThan(history.length);
+      expect([sent[0], ...sent.slice(-2)]).toEqual([history[0], ...history.slice(-2)]);
+    } finally {
+      serving.child.kill('SIGTERM');
+      await serving.exited;
+    }
   });
 
   test('runs on a free port with a SQLite store: folds requests, and on SIGTERM finishes the running summary job and exits 0', async () => {

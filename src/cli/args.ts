@@ -228,8 +228,13 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
   asUnderServe('keep-first'),
   {
     long: 'keep-last', value: { name: 'N' }, commands: ['serve'], fallback: String(DEFAULT_KEEP_LAST),
-    summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups',
+    summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; never dropped for the window unless --keep-last-yields',
     apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
+  },
+  {
+    long: 'keep-last-yields', commands: ['serve'], fallback: 'the kept tail is sent whole',
+    summary: "when the kept tail alone is over a model's window, let its oldest turns go, then the tool rounds after the last user message, oldest first (never that message, never the newest turn); a view that fits without this is the same",
+    apply: (o) => { o.keepLastYields = true; },
   },
   {
     long: 'trim-tool-output', value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ }, commands: ['serve'], fallback: 'off',

@@ -49,6 +49,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       compressionThresholdTokens: options.threshold,
       keepFirst: options.keepFirst,
       keepLast: options.keepLast,
+      keepLastYields: options.keepLastYields,
       toolOutputTrim: options.trimToolOutput,
       repair: options.repair,
       tokenizerModel: options.model,

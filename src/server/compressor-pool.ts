@@ -13,6 +13,7 @@ export interface PoolOptions {
   readonly compressionThresholdTokens?: number;
   readonly keepFirst?: number;
   readonly keepLast?: number;
+  readonly keepLastYields?: boolean;
   readonly toolOutputTrim?: CompressorOptions['toolOutputTrim'];
   /** Tokenizer model for counting (default o200k_base). */
   readonly tokenizerModel?: string;
@@ -79,6 +80,7 @@ export function createCompressorPool(options: PoolOptions): CompressorPool {
         compressionThresholdTokens: limits.compressionThresholdTokens,
         keepFirst: options.keepFirst,
         keepLast: options.keepLast,
+        keepLastYields: options.keepLastYields,
         toolOutputTrim: options.toolOutputTrim,
         repair: options.repair,
         counter,

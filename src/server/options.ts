@@ -29,6 +29,12 @@ export interface ServerOptions {
   compressionThresholdTokens?: number;
   keepFirst?: number;
   keepLast?: number;
+  /**
+   * Let the kept tail (`keepLast`) give way when it alone is over the window: its oldest turns,
+   * then the tool rounds after the last user message (never that message, never the newest turn).
+   * Default false: the kept tail is sent whole (`--keep-last-yields`).
+   */
+  keepLastYields?: boolean;
   toolOutputTrim?: ToolOutputTrim;
   /** Repair broken incoming histories (missing, orphan, duplicate results). Default true. */
   repair?: boolean;

@@ -61,6 +61,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     compressionThresholdTokens: options.compressionThresholdTokens,
     keepFirst: options.keepFirst,
     keepLast: options.keepLast,
+    keepLastYields: options.keepLastYields,
     toolOutputTrim: options.toolOutputTrim,
     tokenizerModel: options.tokenizerModel,
     repair: options.repair,
