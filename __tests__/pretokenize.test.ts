@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { get_encoding, type TiktokenEncoding } from 'tiktoken';
 import { splitsLikeTiktoken } from '../src/tokens/pretokenize.js';
-import { SINGLE_TOKEN_RANKS, singleTokenTexts, tiktokenCounter } from '../src/tokens/tiktoken.js';
+import { freeEncoders, SINGLE_TOKEN_AFTER, SINGLE_TOKEN_RANKS, singleTokenTexts, tiktokenCounter } from '../src/tokens/tiktoken.js';
 import { propertyParams } from './helpers/property-runs.js';
 
 /**
@@ -29,6 +29,30 @@ const anyText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 80, size: 'max' }),
   fc.array(fc.oneof(fc.constantFrom('the', 'The', "don't", "WE'LL", 'x1', '12345', '  ', '\n\n', '{"k":', '"v"}', '中文字', '😀'), fc.string({ maxLength: 6 })), { maxLength: 40, size: 'max' }).map((p) => p.join(' ')),
 );
+
+describe('the single-token texts read on the way', () => {
+  test('a fresh process that keeps counting new pieces counts each text exactly before, while and after it reads them in steps', () => {
+    freeEncoders();
+    const enc = get_encoding('o200k_base');
+    try {
+      const count = tiktokenCounter('o200k_base');
+      // Distinct letter pieces (" bqk", " bql", ...): each is new to the counter, so each is encoded
+      // or looked up among the single-token texts, well past SINGLE_TOKEN_AFTER and the reading.
+      const word = (i: number) => { let w = ''; for (let k = i + 1000; k > 0; k = Math.floor(k / 26)) w += String.fromCharCode(97 + (k % 26)); return w; };
+      const wrong: string[] = [];
+      const pieces = 3 * SINGLE_TOKEN_AFTER;
+      for (let i = 0; i < pieces; i += 4) {
+        const text = ` ${word(i)} ${word(i + 1)} ${word(i + 2)} ${word(i + 3)}`;
+        if (count(text) !== enc.encode_ordinary(text).length) wrong.push(text);
+      }
+      expect(wrong).toEqual([]);
+      // By now the texts are read whole.
+      expect(singleTokenTexts('o200k_base').size).toBeGreaterThan(0.95 * SINGLE_TOKEN_RANKS);
+    } finally {
+      enc.free();
+    }
+  });
+});
 
 describe('counting by tiktoken pieces split in JavaScript', () => {
   for (const encoding of ENCODINGS) {

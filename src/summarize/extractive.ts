@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import { callText } from './call-text.js';
 import { defaultTextCounter } from './default-counter.js';
 import {
-  emptyLedger, ledgerBuilder, parseLedger, renderLedger, renderLedgerBeside, withCarriedFacts, withoutLedgerBlocks, type Ledger,
+  emptyLedger, ledgerBuilder, parseLedger, renderLedgerBesideSteps, renderLedgerSteps, withCarriedFacts, withoutLedgerBlocks, type Ledger,
 } from './ledger.js';
 import { conclusionOf, outcomesOf, requestOf } from './sentences.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
@@ -148,7 +148,7 @@ function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number,
   for (let attempt = 0; attempt < 6 && ledgerRoom > 0; attempt++) {
     // The ledger's share decides what the rest of the working memory may hold; the block is then
     // written beside that text, leaving out the facts it already carries, in all the room left.
-    const share = renderLedger(ledger, ledgerRoom, count);
+    const share = yield* renderLedgerSteps(ledger, ledgerRoom, count);
     const shareTokens = share ? count(share) + 1 : 0;
     yield;
     let best = yield* besideLedger(rest, ledger, maxTokens - shareTokens, maxTokens, count, checkpoint);
@@ -181,7 +181,7 @@ function* besideLedger(rest: WorkingMemory, ledger: Ledger, restRoom: number, ma
   for (let fit = 0; fit < 4 && room > 0; fit++) {
     // A turn for the event loop before each block: writing one is the longest stretch of the work.
     yield;
-    const block = renderLedgerBeside(ledger, beside, room, count);
+    const block = yield* renderLedgerBesideSteps(ledger, beside, room, count);
     if (!block) return undefined;
     const text = renderWorkingMemory(trimmed, block);
     const over = count(text) - maxTokens;

@@ -96,6 +96,8 @@ const LEDGER_FIT_ATTEMPTS = 4;
 
 /** Facts in a row that may not fit before `renderLedger` takes its room as full. */
 const MISSES_BEFORE_FULL = 64;
+/** Facts priced between two pauses of a pick (`writeLedgerSteps`): a few milliseconds of counting at most. */
+const PICK_SLICE = 256;
 
 /** Title of the ledger block when it stands alone (appended to a model's summary). */
 export const LEDGER_TITLE = 'Facts:';
@@ -426,16 +428,21 @@ export function withCarriedFacts(ledger: Ledger, text: string): Ledger {
  * nothing fits.
  */
 export function renderLedgerBeside(ledger: Ledger, text: string, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): string {
+  return finish(renderLedgerBesideSteps(ledger, text, maxTokens, countText, title));
+}
+
+/** `renderLedgerBeside` in steps: it pauses (`yield`) between picks, so a caller can give the event loop a turn; the same text. */
+export function* renderLedgerBesideSteps(ledger: Ledger, text: string, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): Generator<void, string, void> {
   const carried = carriedValues(text);
-  if (carried.size === 0 || ledger.facts.length === 0) return renderLedger(ledger, maxTokens, countText, title);
+  if (carried.size === 0 || ledger.facts.length === 0) return (yield* writeLedgerSteps(ledger, maxTokens, countText, title)).text;
   // A source label does not say whether it names a tool or a turn: a tool named like a role
   // (`user`) is taken for a turn, and its facts are left out one by one.
   const wholeRecord = new Map<string, boolean>();
   for (const f of ledger.facts) wholeRecord.set(f.source, (wholeRecord.get(f.source) ?? true) && carried.has(f.value));
   const rest = ledger.facts.filter((f) => !(carried.has(f.value) && (PROSE_SOURCE.test(f.source) || wholeRecord.get(f.source))));
   const restLedger = { ...ledger, facts: rest };
-  const blockOf = (room: number): string => {
-    const { text: written, chosen } = writeLedger(restLedger, room, countText, title);
+  function* blockOf(room: number): Generator<void, string, void> {
+    const { text: written, chosen } = yield* writeLedgerSteps(restLedger, room, countText, title);
     const values = new Set(chosen.map((i) => rest[i].value));
     // Kept: the facts written and every other value `text` states (what the next fold reads back),
     // never more than were seen.
@@ -443,16 +450,24 @@ export function renderLedgerBeside(ledger: Ledger, text: string, maxTokens: numb
     for (const v of carried) if (!values.has(v)) kept++;
     const seen = Math.max(ledger.seen, chosen.length);
     return withMetaLine(written, title, metaLine(Math.min(kept, seen), seen, ledger.messages));
-  };
-  let block = blockOf(maxTokens);
+  }
+  let block = yield* blockOf(maxTokens);
   // The meta line may have grown by a digit or two: ask for less room until the block fits.
   let over = countText(block) - maxTokens;
   for (let room = maxTokens, tries = 0; over > 0 && tries < 8; tries++) {
     room -= over;
-    block = blockOf(room);
+    block = yield* blockOf(room);
     over = countText(block) - maxTokens;
   }
   return over <= 0 ? block : '';
+}
+
+/** Runs steps to their end without pausing: the synchronous form of a `...Steps` generator. */
+function finish<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 /** How a fact ranks: higher is kept first. Recency in message numbers, plus a bonus per mention. */
@@ -603,11 +618,19 @@ function writeLines(ledger: Ledger, chosen: readonly number[], title: string, co
  * again with the same room gives the same bytes.
  */
 export function renderLedger(ledger: Ledger, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): string {
-  return writeLedger(ledger, maxTokens, countText, title).text;
+  return finish(writeLedgerSteps(ledger, maxTokens, countText, title)).text;
 }
 
-/** `renderLedger`, with the facts written (indexes into `ledger.facts`). */
-function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, title: string): { text: string; chosen: readonly number[] } {
+/** `renderLedger` in steps: it pauses (`yield`) after each pick and each block written; the same text. */
+export function* renderLedgerSteps(ledger: Ledger, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): Generator<void, string, void> {
+  return (yield* writeLedgerSteps(ledger, maxTokens, countText, title)).text;
+}
+
+/**
+ * `renderLedger`, with the facts written (indexes into `ledger.facts`), in steps: a pause
+ * (`yield`) after each pick and each block written, the stretches a long ledger makes long.
+ */
+function* writeLedgerSteps(ledger: Ledger, maxTokens: number, counter: TextCounter, title: string): Generator<void, { text: string; chosen: readonly number[] }, void> {
   const none = { text: '', chosen: [] };
   if (ledger.facts.length === 0 || maxTokens <= 0) return none;
   // Picked again until the block fills its room: the same group lines are counted again, once each here.
@@ -631,14 +654,19 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
   // Each fact's price as an item (`key=value`) and as a table's cell, worked out once.
   const itemCost: number[] = [];
   const cellCost: number[] = [];
-  /** The best-ranked facts whose estimated cost fits `room`, in rank order, and that estimate. */
-  const pick = (room: number): { chosen: number[]; total: number } => {
+  /**
+   * The best-ranked facts whose estimated cost fits `room`, in rank order, and that estimate;
+   * pausing every `PICK_SLICE` facts (pricing a fact first seen counts its text).
+   */
+  function* pick(room: number): Generator<void, { chosen: number[]; total: number }, void> {
     const chosen: number[] = [];
     // The keys each group has written so far: a key written again is priced as a table's cell.
     const groupsOpen = new Map<string, Set<string>>();
     let total = fixed;
     let misses = 0;
+    let seen = 0;
     for (const i of ranked) {
+      if (++seen % PICK_SLICE === 0) yield;
       const fact = ledger.facts[i];
       const group = fact.source;
       const key = columnKey(fact);
@@ -663,9 +691,10 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
       chosen.push(i);
     }
     return { chosen, total };
-  };
+  }
   let room = maxTokens;
-  let last = pick(room);
+  let last = yield* pick(room);
+  yield;
   // Every fact, when only a few were left out and they all fit after all: the estimate can be over
   // the exact count (tokens merge across items), and a block read back must be written again whole
   // (the same bytes). A long ledger far over its room is not written whole.
@@ -674,6 +703,7 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
     const all = ledger.facts.map((_, i) => i);
     const text = writeLines(ledger, all, title, countText).join('\n');
     if (countText(text) <= maxTokens) return { text, chosen: all };
+    yield;
   }
   // The estimate prices each fact alone; the written block decides (a table's rows and empty
   // cells, tokens merging across items). A block is reckoned line by line, each line counted once
@@ -691,13 +721,15 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
   for (let attempt = 0; last.chosen.length > 0; attempt++) {
     const lines = writeLines(ledger, last.chosen, title, countText);
     const tokens = tokensOf(lines);
+    yield;
     if (tokens <= maxTokens && (!best || last.chosen.length > best.chosen.length)) best = { lines, chosen: last.chosen };
     const full = last.chosen.length === ledger.facts.length || maxTokens - tokens <= Math.max(4, maxTokens / 200);
     if ((tokens <= maxTokens && full) || attempt >= LEDGER_FIT_ATTEMPTS) break;
     const next = Math.floor(room * (maxTokens / tokens));
     if (next === room) break;
     room = next;
-    last = pick(room);
+    last = yield* pick(room);
+    yield;
   }
   // The text is counted whole before it is taken: the pick kept (or the last one, when none was
   // reckoned to fit) loses its worst-ranked facts until it fits, as many at once as the excess
@@ -706,6 +738,7 @@ function writeLedger(ledger: Ledger, maxTokens: number, counter: TextCounter, ti
   const mean = Math.max(1, (last.total - fixed) / Math.max(1, last.chosen.length));
   let text = chosen.length > 0 ? (best?.lines ?? writeLines(ledger, chosen, title, countText)).join('\n') : '';
   for (let over = countText(text) - maxTokens; chosen.length > 0 && over > 0; over = countText(text) - maxTokens) {
+    yield;
     chosen.length = Math.max(0, chosen.length - Math.max(1, Math.floor(over / mean)));
     text = chosen.length > 0 ? writeLines(ledger, chosen, title, countText).join('\n') : '';
   }
@@ -835,7 +868,7 @@ export function appendMissingFacts(summary: string, ledger: Ledger, maxTokens: n
   const missing = ledger.facts.filter((f) => !mentions(body, f.value));
   const held = ledger.facts.length - missing.length;
   const seen = Math.max(ledger.seen, ledger.facts.length);
-  const { text, chosen } = writeLedger({ facts: missing, seen, messages: ledger.messages }, maxTokens, countText, LEDGER_TITLE);
+  const { text, chosen } = finish(writeLedgerSteps({ facts: missing, seen, messages: ledger.messages }, maxTokens, countText, LEDGER_TITLE));
   const block = withMetaLine(text, LEDGER_TITLE, metaLine(held + chosen.length, seen, ledger.messages));
   return body ? `${body}\n\n${block}` : block;
 }

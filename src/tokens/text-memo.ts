@@ -6,7 +6,18 @@
  * the old one and the previous old generation (texts not used since) is dropped whole. A text
  * used again from the old generation moves to the young one. Nothing is ever stale, since the
  * key is the content.
+ *
+ * A generation also ends at `MAX_GENERATION_TEXTS` texts, however few bytes they take: a `Map`
+ * grows by copying every entry into a table twice as large, in one synchronous step, and past
+ * 2^17 entries that step alone holds the event loop for 10 to 100 ms (many short texts, such as
+ * a summary's fact items, fill 16 MiB with a million of them).
  */
+/**
+ * Texts one generation of a `TextMemo` holds at most: 2^17, so its `Map` last grows at 2^16
+ * entries (a copy of a few milliseconds), never at 2^17 or more.
+ */
+export const MAX_GENERATION_TEXTS = 131_072;
+
 export class TextMemo<V> {
   private young = new Map<string, V>();
   private old = new Map<string, V>();
@@ -39,7 +50,7 @@ export class TextMemo<V> {
   private add(text: string, value: V): void {
     const size = 2 * text.length;
     if (size > this.maxBytes / 2) return; // larger than a generation: not worth keeping
-    if (this.youngBytes + size > this.maxBytes / 2) {
+    if (this.youngBytes + size > this.maxBytes / 2 || this.young.size >= MAX_GENERATION_TEXTS) {
       this.old = this.young;
       this.oldBytes = this.youngBytes;
       this.young = new Map();

@@ -46,27 +46,58 @@ export const SINGLE_TOKEN_RANKS = 50_000;
 
 /**
  * Pieces a process encodes one by one (through any counter of an encoding) before it reads that
- * encoding's `singleTokenTexts`. Reading them costs 40-80 ms, what encoding some 8,000 to 16,000
- * pieces costs: a short-lived process that counts little (a CLI run on a small file) never pays for them,
- * and one that keeps counting (a server) pays once, early.
+ * encoding's `singleTokenTexts`. Reading them costs 40-80 ms in all, what encoding some 8,000 to
+ * 16,000 pieces costs: a short-lived process that counts little (a CLI run on a small file) never
+ * pays for them, and one that keeps counting (a server) pays once, early, in steps of a few
+ * milliseconds (`SINGLE_TOKEN_STEP_RANKS`).
  */
 export const SINGLE_TOKEN_AFTER = 5_000;
 
+/**
+ * Ranks read per step while a counter reads the single-token texts on the way (`countNewPiece`),
+ * and pieces encoded between two steps: the 40-80 ms of reading them all is spread over some
+ * 1,300 encoded pieces in steps of 2-4 ms, so no one count holds the event loop for long.
+ */
+const SINGLE_TOKEN_STEP_RANKS = 2_500;
+const SINGLE_TOKEN_STEP_EVERY = 64;
+
 const singles = new Map<TiktokenEncoding, ReadonlySet<string>>();
+/** Single-token texts being read in steps: the texts so far and the next rank to read. */
+const reading = new Map<TiktokenEncoding, { readonly texts: Set<string>; rank: number }>();
 const encodedPieces = new Map<TiktokenEncoding, number>();
 
 /**
  * The count of one piece no counter of this process remembers: 1 when the piece is one of the
- * encoding's single-token texts (read once `SINGLE_TOKEN_AFTER` pieces have been encoded),
- * otherwise tiktoken's count of it.
+ * encoding's single-token texts (read in steps once `SINGLE_TOKEN_AFTER` pieces have been
+ * encoded, and used once all are read), otherwise tiktoken's count of it.
  */
 function countNewPiece(encoding: TiktokenEncoding, piece: string, whole: (text: string) => number): number {
   const known = singles.get(encoding);
   if (known !== undefined) return known.has(piece) ? 1 : whole(piece);
   const encoded = (encodedPieces.get(encoding) ?? 0) + 1;
   encodedPieces.set(encoding, encoded);
-  if (encoded >= SINGLE_TOKEN_AFTER) singleTokenTexts(encoding);
+  if (encoded >= SINGLE_TOKEN_AFTER && (encoded - SINGLE_TOKEN_AFTER) % SINGLE_TOKEN_STEP_EVERY === 0) readSingleTokenTexts(encoding, SINGLE_TOKEN_STEP_RANKS);
   return whole(piece);
+}
+
+/** Reads up to `ranks` more of the encoding's single-token texts; once all are read they are `singles`' (the set is complete before any count uses it). */
+function readSingleTokenTexts(encoding: TiktokenEncoding, ranks: number): void {
+  let state = reading.get(encoding);
+  if (state === undefined) reading.set(encoding, (state = { texts: new Set<string>(), rank: 0 }));
+  const enc = sharedEncoder(encoding);
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const end = Math.min(SINGLE_TOKEN_RANKS, state.rank + ranks);
+  for (; state.rank < end; state.rank++) {
+    try {
+      state.texts.add(decoder.decode(enc.decode_single_token_bytes(state.rank)));
+    } catch {
+      // Not whole UTF-8 (part of a character), or no token has this rank: not a text.
+    }
+  }
+  if (state.rank >= SINGLE_TOKEN_RANKS) {
+    singles.set(encoding, state.texts);
+    reading.delete(encoding);
+  }
 }
 
 /**
@@ -78,21 +109,8 @@ function countNewPiece(encoding: TiktokenEncoding, piece: string, whole: (text: 
  * counts 1 without a call into WASM.
  */
 export function singleTokenTexts(encoding: TiktokenEncoding): ReadonlySet<string> {
-  let set = singles.get(encoding);
-  if (set === undefined) {
-    const enc = sharedEncoder(encoding);
-    const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-    const texts = new Set<string>();
-    for (let rank = 0; rank < SINGLE_TOKEN_RANKS; rank++) {
-      try {
-        texts.add(decoder.decode(enc.decode_single_token_bytes(rank)));
-      } catch {
-        // Not whole UTF-8 (part of a character), or no token has this rank: not a text.
-      }
-    }
-    singles.set(encoding, (set = texts));
-  }
-  return set;
+  if (!singles.has(encoding)) readSingleTokenTexts(encoding, SINGLE_TOKEN_RANKS);
+  return singles.get(encoding)!;
 }
 
 /** Frees every shared WASM encoder (and the texts read from it); a later count loads them again. Call on shutdown. */
@@ -100,6 +118,7 @@ export function freeEncoders(): void {
   for (const enc of loaded.values()) enc.free();
   loaded.clear();
   singles.clear();
+  reading.clear();
   encodedPieces.clear();
 }
 
