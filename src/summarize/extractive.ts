@@ -91,7 +91,7 @@ function memoryOf(summary: string): WorkingMemory {
 
 /**
  * The fact ledger of a summary: its ledger block, and the facts its other sections carry, which
- * the block left out for that reason (`renderLedgerBeside`, `withCarriedFacts`).
+ * the block left out for that reason (`renderLedgerBesideSteps`, `withCarriedFacts`).
  */
 export function ledgerOf(summary: string): Ledger {
   return withCarriedFacts(parseLedger(summary), withoutLedgerBlocks(summary));

@@ -35,7 +35,7 @@ import { cellValue, fitsTable, readJsonString, readTable, writeTable, type LineI
  * memory. The meta line carries how many distinct facts were seen over every fold and how many
  * messages were read, so counts and numbering go on in the next fold.
  *
- * Written beside the rest of an extractive summary (`renderLedgerBeside`), the block leaves out
+ * Written beside the rest of an extractive summary (`renderLedgerBesideSteps`), the block leaves out
  * what that rest already states: a request's or an answer's fact whose value is in it, and a
  * tool's record whose values all are. Each fact is then written once, and the next fold reads
  * those facts back from the rest (`withCarriedFacts`).
@@ -399,7 +399,7 @@ export function carriedValues(text: string): Set<string> {
 /**
  * The ledger with the facts `text` carries (`carriedValues`) that it has no fact for, read back
  * from the other sections of an extractive summary: its ledger block left them out because those
- * sections held them (`renderLedgerBeside`). They were counted when first seen, so `seen` does not
+ * sections held them (`renderLedgerBesideSteps`). They were counted when first seen, so `seen` does not
  * grow; they rank as the ledger's least recent fact, and come from `summary @0`. Adds nothing when
  * every value is already a fact's.
  */
@@ -425,13 +425,9 @@ export function withCarriedFacts(ledger: Ledger, text: string): Ledger {
  * the facts written and every value `text` states (at most as many as were seen), so counts and
  * message numbering go on, and the next fold reads them back from `text` (`withCarriedFacts`).
  * With every fact left out, the block is the title and meta line alone when they fit; '' when
- * nothing fits.
+ * nothing fits. In steps: it pauses (`yield`) between picks, so a caller can give the event loop
+ * a turn.
  */
-export function renderLedgerBeside(ledger: Ledger, text: string, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): string {
-  return finish(renderLedgerBesideSteps(ledger, text, maxTokens, countText, title));
-}
-
-/** `renderLedgerBeside` in steps: it pauses (`yield`) between picks, so a caller can give the event loop a turn; the same text. */
 export function* renderLedgerBesideSteps(ledger: Ledger, text: string, maxTokens: number, countText: TextCounter, title = LEDGER_TITLE): Generator<void, string, void> {
   const carried = carriedValues(text);
   if (carried.size === 0 || ledger.facts.length === 0) return (yield* writeLedgerSteps(ledger, maxTokens, countText, title)).text;
