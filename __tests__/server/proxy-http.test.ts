@@ -6,6 +6,7 @@ import { validateMessages } from '../../src/formats/profiles.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { compressContext } from '../../src/runtime/compress.js';
+import { toolRoundsChat } from '../helpers/tool-rounds.js';
 import { anthropicMessage, anthropicStream, json, startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
 
 /**
@@ -363,11 +364,7 @@ describe('Anthropic Messages', () => {
 describe('keepLastYields', () => {
   test('a kept tail over the window is sent whole by default; with keepLastYields its older rounds give way, and the last user message and the newest round are still sent', async () => {
     // One user turn, then eight tool rounds with bulky results: keepLast 8 alone is far over 2,000 tokens.
-    const rounds = Array.from({ length: 8 }, (_, i) => [
-      { role: 'assistant', content: null, tool_calls: [{ id: `call_r${i}`, type: 'function', function: { name: 'read_page', arguments: JSON.stringify({ page: i }) } }] },
-      { role: 'tool', tool_call_id: `call_r${i}`, content: `page ${i}: ${'lorem ipsum dolor sit amet '.repeat(60)}` },
-    ]).flat();
-    const messages = [{ role: 'system', content: 'You read pages.' }, { role: 'user', content: 'Read every page and tell me what they share.' }, ...rounds];
+    const messages = [{ role: 'system', content: 'You read pages.' }, ...toolRoundsChat('Read every page and tell me what they share.')];
     const sentBy = async (keepLastYields: boolean): Promise<Array<Record<string, unknown>>> => {
       const p = await proxyWith({ maxContextTokens: 2_000, keepLast: 8, keepLastYields });
       try {

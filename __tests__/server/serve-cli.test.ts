@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { generateConversation } from '../../bench/fixtures/conversation.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { tenantOf } from '../../src/server/tenant.js';
+import { toolRoundsChat } from '../helpers/tool-rounds.js';
 import { json, startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
 import { runWithoutPackages } from '../helpers/without-packages.js';
 
@@ -134,11 +135,7 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
 
   test('--keep-last-yields reaches the proxy: a kept tail over --max-tokens gives way, the last user message and the newest round stay', async () => {
     upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', model: 'yield-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
-    const rounds = Array.from({ length: 8 }, (_, i) => [
-      { role: 'assistant', content: null, tool_calls: [{ id: `call_p${i}`, type: 'function', function: { name: 'read_page', arguments: JSON.stringify({ page: i }) } }] },
-      { role: 'tool', tool_call_id: `call_p${i}`, content: `page ${i}: ${'lorem ipsum dolor sit amet '.repeat(60)}` },
-    ]).flat();
-    const history = [{ role: 'user', content: 'Read every page.' }, ...rounds];
+    const history = toolRoundsChat('Read every page.');
     const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--max-tokens', '2000', '--keep-last', '8', '--keep-last-yields'], {});
     try {
       const r = await fetch(`${serving.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-cli' }, body: JSON.stringify({ model: 'yield-model', messages: history }) });

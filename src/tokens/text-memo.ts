@@ -1,4 +1,10 @@
 /**
+ * Texts one generation of a `TextMemo` holds at most: 2^17, so its `Map` last grows at 2^16
+ * entries (a copy of a few milliseconds), never at 2^17 or more.
+ */
+export const MAX_GENERATION_TEXTS = 131_072;
+
+/**
  * Values computed from texts (token counts, fingerprints), remembered by the text itself and
  * bounded by the bytes of text it keeps alive (two bytes a character, as JavaScript strings may
  * take). Two generations approximate least-recently-used at the cost of one lookup a hit: new and
@@ -12,12 +18,6 @@
  * 2^17 entries that step alone holds the event loop for 10 to 100 ms (many short texts, such as
  * a summary's fact items, fill 16 MiB with a million of them).
  */
-/**
- * Texts one generation of a `TextMemo` holds at most: 2^17, so its `Map` last grows at 2^16
- * entries (a copy of a few milliseconds), never at 2^17 or more.
- */
-export const MAX_GENERATION_TEXTS = 131_072;
-
 export class TextMemo<V> {
   private young = new Map<string, V>();
   private old = new Map<string, V>();
