@@ -73,6 +73,45 @@ describe('views fold in steps, so their prefix stays the same between steps', ()
     }), { ...propertyParams(), numRuns: Math.max(10, Math.floor(propertyParams().numRuns / 40)) });
   });
 
+  test('a view rewrites its prefix about once per step of appended tokens, also where the cut points drawn leave a long gap', () => {
+    // Cut points are drawn at random, about a step apart on average, so now and then none lies
+    // within the two steps a fold may reach: the view must not then cut anew on every request.
+    // An agent loop: many tool rounds per user turn, each round a group of its own.
+    const budget = 10_000;
+    const step = 0.3 * budget; // the default low-water mark, 0.7
+    let rewrites = 0;
+    let appended = 0;
+    const perHistory: string[] = [];
+    fc.sample(fc.array(fc.integer({ min: 100, max: 400 }), { minLength: 300, maxLength: 300 }), { numRuns: 10, seed: 42 }).forEach((sizes, h) => {
+      const words = (n: number, salt: number) => Array.from({ length: n }, (_, i) => `w${(i * 7919 + salt * 104729) % 997}`).join(' ');
+      const history: OpenAIChatMessage[] = [{ role: 'system', content: `You are an agent. ${words(50, h)}` }, { role: 'user', content: words(30, h + 1) }];
+      const counter = createTokenCounter();
+      const historyCache = createHistoryCache();
+      let previous: OpenAIChatMessage[] | undefined;
+      let [r, a] = [0, 0];
+      sizes.forEach((size, k) => {
+        const before = history.length;
+        if (k % 7 === 6) history.push({ role: 'assistant', content: words(20, k) }, { role: 'user', content: words(20, k + 1) });
+        const id = `call_${h}_${k}`;
+        history.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'look', arguments: JSON.stringify({ q: words(3, k) }) } }] });
+        history.push({ role: 'tool', tool_call_id: id, content: words(size, k) });
+        const { messages: view, report } = compressContext(history.slice(), { maxContextTokens: budget, counter, historyCache, chatId: `c${h}` });
+        // Counted from the first view that left something out: before it, every view only grows.
+        if (previous) {
+          for (let i = before; i < history.length; i++) a += counter.message(history[i], LENS);
+          if (sharedLead(previous, view) < previous.length) r++;
+        }
+        if (previous || report.messagesAfter < report.messagesBefore) previous = view;
+      });
+      perHistory.push(`${r}/${(a / step).toFixed(1)}`);
+      rewrites += r;
+      appended += a;
+    });
+    console.log(`prefix rewrites per step of appended tokens: ${(rewrites / (appended / step)).toFixed(2)} (per history, rewrites/steps: ${perHistory.join(' ')})`);
+    expect(appended / step).toBeGreaterThan(100);
+    expect(rewrites / (appended / step)).toBeLessThan(1.4);
+  });
+
   test('lowWaterMark is checked', () => {
     expect(() => compressContext([], { lowWaterMark: 0 })).toThrow(/options\.lowWaterMark: must be a number in \(0, 1\]/);
     expect(() => compressContext([], { lowWaterMark: 1.5 })).toThrow(/options\.lowWaterMark/);

@@ -42,7 +42,8 @@ export interface PlanOptions {
    * Fold in steps: when the view must drop groups for the budget, it resumes only at a cut point,
    * and cut points lie about `(1 - lowWaterMark) x maxContextTokens` tokens apart. They depend on
    * each group's position and tokens alone, so a history that grows by appending keeps its cut
-   * points and its views keep the same prefix (which providers cache) until the next step.
+   * points and its views keep the same prefix (which providers cache) until the next step. Where
+   * none lies within two steps, finer ones stand in (`stepCut`).
    * 1 (or absent) resumes right after the last group that had to go.
    */
   readonly lowWaterMark?: number;
@@ -173,6 +174,26 @@ function walkToCutPoint(grouping: Grouping, tokens: ArrayLike<number>, from: num
     for (; at < groupOf.length && groupOf[at] === g; at++) if (!spared(at)) t -= tokens[at];
   }
   return { at, total: t };
+}
+
+/** Finer cut points tried, each step half the last, when none lies within reach at the coarser one. */
+const CUT_LEVELS = 4;
+
+/**
+ * Fold in steps, with a fallback: walks to the next cut point (`walkToCutPoint`) and returns it
+ * when `accept` takes it; when none is within reach (cut points are drawn at random, so a gap of
+ * several steps happens), tries again with steps half as long, up to `CUT_LEVELS` times. Every
+ * coarser cut point is also a finer one (the same draw against a larger share), so each level
+ * depends on positions and tokens alone, as the first does: a history that grows by appending
+ * keeps its cut and the views their prefix, where before the view fell back to the first group
+ * that fits and moved on every request. Undefined when no level finds one.
+ */
+function stepCut(grouping: Grouping, tokens: ArrayLike<number>, from: number, limit: number, step: number, total: number, floor: number, spared: (i: number) => boolean, accept: (cut: { at: number; total: number }) => boolean): { at: number; total: number } | undefined {
+  for (let level = 0, s = step; level < CUT_LEVELS && s >= 1; level++, s /= 2) {
+    const cut = walkToCutPoint(grouping, tokens, from, limit, s, total, floor, spared);
+    if (accept(cut)) return cut;
+  }
+  return undefined;
 }
 
 /**
@@ -339,11 +360,12 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
           if (!pinned(protectedStart)) minimumTokens -= tokens[protectedStart];
         }
       }
-      // In steps, as the drop below: once it fits, on to the next cut point (unless that leaves
-      // out more than two steps' worth), so the next requests append to the same prefix.
+      // In steps, as the drop below: once it fits, on to the next cut point within two steps'
+      // worth (a finer one when none is), so the next requests append to the same prefix.
       if (step < 1 || minimumTokens > max) return;
-      const cut = walkToCutPoint(grouping, tokens, protectedStart, limit, step, minimumTokens, minimumTokens - 2 * step, pinned);
-      if (cut.at < limit && cut.total >= minimumTokens - 2 * step) [protectedStart, minimumTokens] = [cut.at, cut.total];
+      const floor = minimumTokens - 2 * step;
+      const cut = stepCut(grouping, tokens, protectedStart, limit, step, minimumTokens, floor, pinned, (c) => c.at < limit && c.total >= floor);
+      if (cut) [protectedStart, minimumTokens] = [cut.at, cut.total];
     };
     // The tail's turns before the last user turn first; then the rounds of tool calls after it,
     // oldest first, while its own group stays, and never the newest group (what the reply reads).
@@ -490,12 +512,13 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     while (i < protectedStart && i < countedFrom) dropGroup();
     if (max !== undefined && total > max) {
       while (i < protectedStart && total > max) dropGroup();
-      // Fold in steps: go on to the next cut point, unless that would leave out more than two steps' worth.
+      // Fold in steps: go on to the next cut point within two steps' worth (a finer one when none is).
       if (step >= 1) {
         const floor = total - 2 * step;
-        const cut = walkToCutPoint(grouping, tokens, i, protectedStart, step, total, floor, (k) => pinned[k] === 1 || held(k));
         // A tail that yielded resumes where it yields (a cut point itself, when it went on to one).
-        if ((cut.at < protectedStart || (cut.at === protectedStart && protectedStart > tStart)) && cut.total >= floor) while (i < cut.at) dropGroup();
+        const accept = (c: { at: number; total: number }) => (c.at < protectedStart || (c.at === protectedStart && protectedStart > tStart)) && c.total >= floor;
+        const cut = stepCut(grouping, tokens, i, protectedStart, step, total, floor, (k) => pinned[k] === 1 || held(k), accept);
+        if (cut) while (i < cut.at) dropGroup();
       }
     }
     // A format whose views must not go on with a model turn right after a cut gets a short note

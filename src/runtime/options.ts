@@ -210,8 +210,9 @@ export interface CompressOptions {
   /**
    * Fold in steps: when a view must drop turns for the budget, it resumes at a cut point, and cut
    * points lie about (1 - lowWaterMark) of the budget apart, placed by each turn's position and
-   * size alone. A chat that grows by appending then keeps the same view prefix (which providers
-   * cache, billing it at a fraction) until the next step, instead of changing it every turn.
+   * size alone (where none lies within two steps, finer ones half as far apart stand in). A chat
+   * that grows by appending then keeps the same view prefix (which providers cache, billing it at
+   * a fraction) until the next step, instead of changing it every turn.
    * Default 0.7 (views hold about 70-100% of the budget); 1 drops only what must go. A
    * background summary (`createCompressor`) folds to the same mark of the trigger (the smaller of
    * threshold and budget), its summary included: the summary may grow fold by fold up to half of
