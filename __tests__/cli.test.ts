@@ -12,6 +12,7 @@ import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { SUPPORTED_FORMATS } from '../src/formats/registry.js';
 import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { CORPUS_PATH, corpusDescribe, loadCorpus } from './helpers/corpus.js';
+import { pageExchangesChat } from './helpers/tool-rounds.js';
 
 /** These tests run the built CLI as a child process: `npm run build` (or `npm test`) first. */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -192,6 +193,7 @@ describe('ctxfold compress: each flag reaches compressContext', () => {
     [['--max-tokens', '1500', '--trim-tool-output', '100'], { maxContextTokens: 1500, toolOutputTrim: { minChars: 100 } }],
     // No value: the FILE that follows is the input, not CHARS.
     [['--max-tokens', '1500', '--trim-tool-output'], { maxContextTokens: 1500, toolOutputTrim: true }],
+    [['--max-tokens', '1500', '--low-water-mark', '1'], { maxContextTokens: 1500, lowWaterMark: 1 }],
     [['--model', 'gpt-4'], { model: 'gpt-4' }],
     [['--format', 'openai'], { format: 'openai' }],
   ];
@@ -217,6 +219,24 @@ describe('ctxfold compress: each flag reaches compressContext', () => {
     const distinct = new Set(outputs.slice(0, -1));
     expect(distinct.size).toBe(cases.length - 1);
     expect(outputs.at(-1)).toBe(outputs[0]); // --format openai is what auto detects
+  });
+
+  test('--low-water-mark: a lower mark folds deeper, so the next turns append to the same prefix; each view equals compressContext\'s', () => {
+    const pages = pageExchangesChat() as unknown as OpenAIChatMessage[];
+    const path = file('pages.json', JSON.stringify(pages));
+    const tokens = ['1', '0.7', '.5'].map((mark) => {
+      const r = ctxfold(['compress', '--max-tokens', '2000', `--low-water-mark=${mark}`, path]);
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const out = JSON.parse(r.stdout);
+      const lib = compressContext(pages, { maxContextTokens: 2000, lowWaterMark: Number(mark) });
+      expect(out).toEqual({ messages: json(lib.messages), ctxfold: json(lib.report) });
+      expect(validateMessages(out.messages, openaiProfile)).toEqual([]);
+      expect(out.ctxfold.tokensAfter).toBeLessThanOrEqual(2000);
+      return out.ctxfold.tokensAfter as number;
+    });
+    expect(tokens[0]).toBeGreaterThan(tokens[1]);
+    expect(tokens[1]).toBeGreaterThan(tokens[2]);
   });
 
   test('--trim-tool-output collapses the bulky results and the view stays valid', () => {
@@ -262,6 +282,10 @@ describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
     ['--max-tokens with no value', () => ['compress', '--max-tokens'], good, 'ctxfold: --max-tokens needs a value (N)'],
     ['--keep-last x', () => ['compress', '--keep-last', 'x'], good, 'ctxfold: --keep-last must be a non-negative integer, got "x"'],
     ['--threshold 0', () => ['compress', '--threshold', '0'], good, 'ctxfold: --threshold must be a positive integer, got "0"'],
+    ['--low-water-mark 0', () => ['compress', '--low-water-mark', '0'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "0"'],
+    ['--low-water-mark 1.5', () => ['compress', '--low-water-mark', '1.5'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "1.5"'],
+    ['--low-water-mark=-0.5', () => ['compress', '--low-water-mark=-0.5'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "-0.5"'],
+    ['--low-water-mark 70%', () => ['compress', '--low-water-mark', '70%'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "70%"'],
     ['--trim-tool-output=abc', () => ['compress', '--trim-tool-output=abc'], good, 'ctxfold: --trim-tool-output must be a non-negative integer, got "abc"'],
     ['--format palm', () => ['compress', '--format', 'palm'], good, `ctxfold: --format must be one of ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}`],
     ['--pretty=yes', () => ['compress', '--pretty=yes'], good, 'ctxfold: --pretty takes no value, got "yes"'],
@@ -339,7 +363,7 @@ describe('ctxfold validate', () => {
 });
 
 describe('ctxfold help and version', () => {
-  const flags = ['--max-tokens', '--keep-first', '--keep-last', '--threshold', '--trim-tool-output', '--model', '--format', '--no-repair', '--pretty', '--help', '-h', '--version'];
+  const flags = ['--max-tokens', '--keep-first', '--keep-last', '--keep-last-yields', '--low-water-mark', '--threshold', '--trim-tool-output', '--model', '--format', '--no-repair', '--pretty', '--help', '-h', '--version'];
 
   test.each([[['--help']], [['-h']], [['help']]])('%j lists every flag, the shapes and the exit codes', (args) => {
     const r = ctxfold(args);
@@ -365,6 +389,8 @@ describe('ctxfold help and version', () => {
     expect(byDefault.headEnd).toBe(keepFirst); // here the first keep-first messages are whole groups
     expect(compressContext(chat, { maxContextTokens: 1500, keepFirst, keepLast }).report).toEqual(byDefault);
     expect(compressContext(chat, { maxContextTokens: 1500, keepLast: keepLast + 4 }).report.tailStart).toBeLessThan(byDefault.tailStart);
+    const lowWaterMark = Number(/--low-water-mark X .*\[default: ([\d.]+)\]/.exec(help)?.[1]);
+    expect(compressContext(chat, { maxContextTokens: 1500, lowWaterMark }).report).toEqual(byDefault);
   });
 
   test('command help lists only that command\'s flags', () => {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { generateConversation } from '../../bench/fixtures/conversation.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { tenantOf } from '../../src/server/tenant.js';
-import { toolRoundsChat } from '../helpers/tool-rounds.js';
+import { pageExchangesChat, toolRoundsChat } from '../helpers/tool-rounds.js';
 import { json, startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
 import { runWithoutPackages } from '../helpers/without-packages.js';
 
@@ -81,7 +81,7 @@ describe('ctxfold serve', () => {
     const r = run(['serve', '--help']);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
-    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-tokens N', '--threshold N', '--keep-last N', '--keep-last-yields', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--log-level LEVEL', '--summarizer']) {
+    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-tokens N', '--threshold N', '--keep-last N', '--keep-last-yields', '--low-water-mark X', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--log-level LEVEL', '--summarizer']) {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain('ctxfold serve --upstream URL [options]');
@@ -148,6 +148,30 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
       serving.child.kill('SIGTERM');
       await serving.exited;
     }
+  });
+
+  test('--low-water-mark reaches the proxy: a lower mark folds an over-window history deeper', async () => {
+    upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', model: 'mark-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+    const history = pageExchangesChat();
+    const sentWith = async (mark: string): Promise<unknown[]> => {
+      const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--max-tokens', '2000', '--low-water-mark', mark], {});
+      try {
+        const r = await fetch(`${serving.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-cli' }, body: JSON.stringify({ model: 'mark-model', messages: history }) });
+        expect(r.status).toBe(200);
+        await r.json();
+        return upstream.requests.filter((q) => q.body?.model === 'mark-model').at(-1)!.body!.messages as unknown[];
+      } finally {
+        serving.child.kill('SIGTERM');
+        await serving.exited;
+      }
+    };
+    const whole = await sentWith('1');
+    const deeper = await sentWith('0.5');
+    expect(whole.length).toBeLessThan(history.length);
+    expect(deeper.length).toBeLessThan(whole.length);
+    // Both end with the same turns and begin with the system message: only the cut moved.
+    expect([deeper[0], deeper.at(-1)]).toEqual([history[0], history.at(-1)]);
+    expect(whole.slice(-deeper.length + 1)).toEqual(deeper.slice(1));
   });
 
   test('runs on a free port with a SQLite store: folds requests, and on SIGTERM finishes the running summary job and exits 0', async () => {

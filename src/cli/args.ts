@@ -1,7 +1,7 @@
 import type { FormatName } from '../formats/lens.js';
 import { SUPPORTED_FORMATS } from '../formats/registry.js';
 import { PROFILES } from '../formats/profiles.js';
-import { DEFAULT_COLLAPSE_MIN_CHARS, DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST, type ToolOutputTrim } from '../runtime/options.js';
+import { DEFAULT_COLLAPSE_MIN_CHARS, DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST, DEFAULT_LOW_WATER_MARK, type ToolOutputTrim } from '../runtime/options.js';
 import { CliError } from './cli-error.js';
 
 /** The subcommands: two read messages, `serve` runs the proxy. */
@@ -22,6 +22,8 @@ export interface CliOptions {
   keepLast?: number;
   /** `--keep-last-yields`: the kept tail gives way to `--max-tokens`. */
   keepLastYields?: boolean;
+  /** `--low-water-mark`: a fold drops to this share of the budget (0 < x <= 1). */
+  lowWaterMark?: number;
   threshold?: number;
   trimToolOutput?: ToolOutputTrim;
   model?: string;
@@ -91,6 +93,15 @@ function integer(flag: string, raw: string | undefined, min: 0 | 1, max = Number
   return n;
 }
 
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+/** A share in (0, 1], written as a plain decimal (`0.7`, `.5`, `1`). */
+function share(flag: string, raw: string | undefined): number {
+  const n = raw !== undefined && DECIMAL.test(raw) ? Number(raw) : NaN;
+  if (!(n > 0 && n <= 1)) throw new CliError(`--${flag} must be a number above 0 and at most 1, got ${JSON.stringify(raw ?? '')}`);
+  return n;
+}
+
 function text(flag: string, raw: string | undefined, what: string): string {
   if (raw === undefined || raw === '') throw new CliError(`--${flag} needs ${what}, got ""`);
   return raw;
@@ -132,6 +143,11 @@ const READING_FLAGS: readonly FlagSpec[] = [
     long: 'keep-last-yields', commands: ['compress'], fallback: 'the kept tail is sent whole',
     summary: 'when the kept tail is over --max-tokens, let its oldest turns go, then the tool rounds after the last user message, oldest first (never that message, never the newest turn); a view that fits without this is the same',
     apply: (o) => { o.keepLastYields = true; },
+  },
+  {
+    long: 'low-water-mark', value: { name: 'X' }, commands: ['compress'], fallback: String(DEFAULT_LOW_WATER_MARK),
+    summary: 'fold in steps: a view that must drop turns goes on to a cut point, and cut points lie about (1 - X) of the budget apart, so a chat that grows by appending keeps its view prefix (which providers cache) until the next step; 1 drops only what must go',
+    apply: (o, raw) => { o.lowWaterMark = share('low-water-mark', raw); },
   },
   {
     long: 'threshold', value: { name: 'N' }, commands: ['compress'], fallback: 'none',
@@ -235,6 +251,11 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
     long: 'keep-last-yields', commands: ['serve'], fallback: 'the kept tail is sent whole',
     summary: "when the kept tail alone is over a model's window, let its oldest turns go, then the tool rounds after the last user message, oldest first (never that message, never the newest turn); a view that fits without this is the same",
     apply: (o) => { o.keepLastYields = true; },
+  },
+  {
+    long: 'low-water-mark', value: { name: 'X' }, commands: ['serve'], fallback: String(DEFAULT_LOW_WATER_MARK),
+    summary: "fold in steps: a view over a model's window drops to about X of it (a background summary folds to X of the threshold), so the next requests append to the same prefix, which providers cache; 1 drops only what must go",
+    apply: (o, raw) => { o.lowWaterMark = share('low-water-mark', raw); },
   },
   {
     long: 'trim-tool-output', value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ }, commands: ['serve'], fallback: 'off',

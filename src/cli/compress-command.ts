@@ -23,6 +23,7 @@ export function compressOptionsOf(options: CliOptions): CompressOptions {
     keepFirst: options.keepFirst,
     keepLast: options.keepLast,
     ...(options.keepLastYields ? { keepLastYields: true } : {}),
+    ...(options.lowWaterMark === undefined ? {} : { lowWaterMark: options.lowWaterMark }),
     compressionThresholdTokens: options.threshold,
     toolOutputTrim: options.trimToolOutput,
     model: options.model,

@@ -50,6 +50,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       keepFirst: options.keepFirst,
       keepLast: options.keepLast,
       keepLastYields: options.keepLastYields,
+      lowWaterMark: options.lowWaterMark,
       toolOutputTrim: options.trimToolOutput,
       repair: options.repair,
       tokenizerModel: options.model,

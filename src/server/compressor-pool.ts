@@ -14,6 +14,7 @@ export interface PoolOptions {
   readonly keepFirst?: number;
   readonly keepLast?: number;
   readonly keepLastYields?: boolean;
+  readonly lowWaterMark?: number;
   readonly toolOutputTrim?: CompressorOptions['toolOutputTrim'];
   /** Tokenizer model for counting (default o200k_base). */
   readonly tokenizerModel?: string;
@@ -81,6 +82,7 @@ export function createCompressorPool(options: PoolOptions): CompressorPool {
         keepFirst: options.keepFirst,
         keepLast: options.keepLast,
         keepLastYields: options.keepLastYields,
+        lowWaterMark: options.lowWaterMark,
         toolOutputTrim: options.toolOutputTrim,
         repair: options.repair,
         counter,

@@ -35,6 +35,12 @@ export interface ServerOptions {
    * Default false: the kept tail is sent whole (`--keep-last-yields`).
    */
   keepLastYields?: boolean;
+  /**
+   * Fold in steps: a view over the window drops to about this share of it, and a background
+   * summary folds to this share of the threshold, so the next requests append to the same prefix.
+   * Default 0.7; 1 drops only what must go (`--low-water-mark`).
+   */
+  lowWaterMark?: number;
   toolOutputTrim?: ToolOutputTrim;
   /** Repair broken incoming histories (missing, orphan, duplicate results). Default true. */
   repair?: boolean;

@@ -62,6 +62,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     keepFirst: options.keepFirst,
     keepLast: options.keepLast,
     keepLastYields: options.keepLastYields,
+    lowWaterMark: options.lowWaterMark,
     toolOutputTrim: options.toolOutputTrim,
     tokenizerModel: options.tokenizerModel,
     repair: options.repair,
