@@ -142,7 +142,8 @@ describe('an LLM summarizer behind a real HTTP endpoint', () => {
       server.enqueue({ status: 429, retryAfter: 0 });
       const store = new MemoryStore();
       const summarizer = createLlmSummarizer({ baseURL: server.baseURL, model: 'm', retries: 3, retryBaseMs: 20 });
-      const c = createCompressor({ maxContextTokens: 4000, compressionThresholdTokens: 1500, summarizer, store, counter });
+      // A window the kept tail leaves room in: a summary is asked for only where a view can hold one.
+      const c = createCompressor({ maxContextTokens: 12_000, compressionThresholdTokens: 1500, summarizer, store, counter });
       open.push(c);
       const msgs = generateConversation({ messages: 120, seed: 44 });
       const wrapped = c.wrap(echo);
