@@ -591,12 +591,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   // What the kept tail yielded to the limit may be summarized too: it is no longer sent whole.
   if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit) {
     const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, coverLimit, untrimmed, summaryTokens ?? 0, options);
-    const frameCost = count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole));
-    // A summary is asked for only where a view could hold one: when what is never dropped (head,
-    // system messages, kept tail) leaves no room beside its frame, the summary would be made and
-    // never sent (a summarizer call for nothing), until the kept tail moves on.
-    if (max !== undefined && max - minimumTokens - frameCost <= 0) notes.push(`no summary asked for: the head, system messages and kept tail (${minimumTokens} tokens) leave no room for one within the limit of ${options.maxContextTokens}`);
-    else summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, frameCost) };
+    summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole))) };
   }
   return {
     messages: out,

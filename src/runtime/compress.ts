@@ -90,8 +90,6 @@ export interface CompressReport {
   /**
    * When over the threshold: the messages a summarizer should fold in next, by index and id, and
    * with a budget the room a summary of them has in the view that keeps the rest (`roomTokens`).
-   * Absent when the head, system messages and kept tail alone leave no room for a summary within
-   * `maxContextTokens` (a note says so): no view could send it.
    */
   readonly summarize?: { readonly start: number; readonly end: number; readonly roomTokens?: number; readonly ids: readonly string[] };
   readonly notes: readonly string[];

@@ -173,10 +173,12 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
    * What an adapter calls once the model answered a view from `compress`: records the provider's
    * billed input tokens against the view's count (calibration) and, when the plan asked for one,
    * schedules the chat's background summary of `messages` (the full history, not the view). Never
-   * waits for a summarizer; `wrap` does exactly this after its handler returns.
+   * waits for a summarizer; `wrap` does exactly this after its handler returns. No summary is
+   * scheduled while the head, system messages and kept tail alone fill the window (no view could
+   * hold it), unless `recall` is on (the job keeps the originals it covers).
    */
   afterResponse(chatId: string, messages: readonly unknown[], report: CompressResult<unknown>['report'], response?: ResponseFacts): void;
-  /** Asks for a background summary of this history when it is over the threshold. Never waits for it. */
+  /** Asks for a background summary of this history when it is over the threshold and a summary is of use (as `afterResponse`). Never waits for it. */
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
   /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
   drain(): Promise<void>;

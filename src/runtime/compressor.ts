@@ -241,8 +241,23 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     if (!report.summary.applied && report.droppedCounts.budget > 0) {
       (report.notes as string[]).push('no usable summary yet: served the best valid view without one (older groups dropped whole)');
     }
+    if (report.summarize && !summaryUseful(report)) {
+      (report.notes as string[]).push('no background summary: the head, system messages and kept tail alone fill the window, so no view could hold one (with recall on, one is made to keep the originals)');
+    }
     emit('compressed', { chatId, report });
     return result;
+  }
+
+  /**
+   * A background summary is worth its summarizer call when a view could hold it, or when recall is
+   * on (the job keeps the originals it covers, which recall answers with, sent or not). While the
+   * head, system messages and kept tail alone fill the window, a summary would be made on every
+   * request and left out of every view, until the kept tail moves on.
+   */
+  function summaryUseful(report: CompressResult<unknown>['report']): boolean {
+    if (recall) return true;
+    const { maxContextTokens: window, minimumTokens } = report;
+    return window === undefined || minimumTokens === undefined || window - report.reservedOutputTokens - minimumTokens > 0;
   }
 
   function schedule(chatId: string, messages: readonly unknown[]): TriggerOutcome | 'not-needed' {
@@ -259,8 +274,9 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       const sample = calibration.record(chatId, model, report.tokensAfter, billed);
       if (sample) emit('calibration', sample);
     }
-    // After the response: summarize in the background only when the history asks for it.
-    if (report.summarize) schedule(chatId, messages);
+    // After the response: summarize in the background only when the history asks for it, and a
+    // summary is of use (`summaryUseful`).
+    if (report.summarize && summaryUseful(report)) schedule(chatId, messages);
   }
 
   const recallApi: CompressorRecall | undefined = recall ? {
@@ -300,7 +316,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     ...(recallApi ? { recall: recallApi } : {}),
     schedule(chatId, messages) {
       const { report } = analyzeContext(messages, { ...planning, chatId });
-      return report.summarize ? schedule(chatId, messages) : 'not-needed';
+      return report.summarize && summaryUseful(report) ? schedule(chatId, messages) : 'not-needed';
     },
     async drain() {
       await scheduler.drain();
