@@ -37,7 +37,7 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
     previousSummary: applied ? resolved.summary?.text : undefined,
     messages: transcriptOf(input, lens, range.start, end),
     signal: live,
-    countTokens: counter.text,
+    countTokens: counter.textByLines ?? counter.text,
     // One view is made: the summary may take all the room the rest of it leaves.
     ...(roomTokens === undefined ? {} : { maxTokens: roomTokens }),
   });

@@ -152,7 +152,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     previousSummary: applied ? state?.summary : undefined,
     messages: entries,
     signal,
-    countTokens: counter.text,
+    countTokens: counter.textByLines ?? counter.text,
     // The billed count bounds the rendering the summarizer sees, plus its labels and ids:
     // a long history is not encoded a second time.
     entryTokens: (entry, k) => counts[start + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
@@ -174,7 +174,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     summarizer: ctx.summarizer.name,
     model: ctx.summarizer.model,
     tokensBefore,
-    tokensAfter: counter.text(summary),
+    tokensAfter: (counter.textByLines ?? counter.text)(summary),
     createdAt: state?.createdAt ?? now,
     updatedAt: now,
   };

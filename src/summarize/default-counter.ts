@@ -4,9 +4,13 @@ let shared: TextCounter | undefined;
 
 /**
  * The process-wide tiktoken text counter (`o200k_base`) summarizers and the rolling driver use
- * when the caller gives none. Created on first use, so nothing loads the encoder before it is needed.
+ * when the caller gives none (its `textByLines`: a summary is counted line by line from the
+ * cache, the same number as counting it whole). Created on first use, so nothing loads the encoder before it is needed.
  */
 export function defaultTextCounter(): TextCounter {
-  shared ??= createTokenCounter().text;
+  if (shared === undefined) {
+    const counter = createTokenCounter();
+    shared = counter.textByLines ?? counter.text;
+  }
   return shared;
 }

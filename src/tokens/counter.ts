@@ -1,6 +1,7 @@
 import { InputError } from '../errors.js';
 import type { MessageLens } from '../formats/lens.js';
 import { messageTokens, REQUEST_OVERHEAD_TOKENS } from './accounting.js';
+import { countByLines, LINE_ADDITIVE_ENCODINGS } from './line-sum.js';
 import { TextMemo } from './text-memo.js';
 import { encodingForModel, tiktokenCounter } from './tiktoken.js';
 
@@ -27,6 +28,15 @@ export interface TokenCounterOptions {
 export interface TokenCounter {
   /** Tokens of one text. */
   readonly text: TextCounter;
+  /**
+   * Tokens of a long text made of lines, such as a summary written and counted again and again
+   * as it is fitted to its room: always the same number as `text`. On o200k_base and cl100k_base
+   * it is the sum of the text's lines, each from the cache (`countByLines`: the encoding merges
+   * no tokens across those line breaks), so a text that differs from one counted before in a few
+   * lines costs only those lines; otherwise it is `text`. Optional, for counters built by hand:
+   * callers fall back to `text`.
+   */
+  readonly textByLines?: TextCounter;
   /** Tokens one message costs: content, tool-call names and arguments, results, overhead. */
   message<M>(message: M, lens: MessageLens<M>): number;
   /** Tokens added once per request. */
@@ -40,7 +50,8 @@ export const DEFAULT_COUNT_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** Creates a token counter on tiktoken (the model's encoding, `o200k_base` by default) or on `countText`. */
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
-  const raw = options.countText ?? tiktokenCounter((options.encoding ?? encodingForModel(options.model)) as Parameters<typeof tiktokenCounter>[0]);
+  const encoding = options.encoding ?? encodingForModel(options.model);
+  const raw = options.countText ?? tiktokenCounter(encoding as Parameters<typeof tiktokenCounter>[0]);
   const memo = new TextMemo<number>(options.cacheMaxBytes ?? DEFAULT_COUNT_CACHE_BYTES);
   let encoded = 0;
   let cachedHits = 0;
@@ -59,8 +70,10 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     memo.set(t, n);
     return n;
   };
+  const byLines = options.countText === undefined && LINE_ADDITIVE_ENCODINGS.has(encoding);
   return {
     text,
+    textByLines: byLines ? (t) => countByLines(t, text) : text,
     requestOverhead: REQUEST_OVERHEAD_TOKENS,
     message: (m, lens) => messageTokens(m, lens, text),
     stats: () => {
