@@ -55,6 +55,17 @@ describe('options are checked at the boundary by one schema', () => {
     expect(inputError(() => createExtractiveSummarizer({ maxSummaryTokens: 10 })).message).toBe('options.maxSummaryTokens: must be an integer >= 32, got 10');
   });
 
+  test('compressor.compress with the messages first names chatId, short, and says the id comes first', async () => {
+    const compressor = createCompressor({ summarizer: null });
+    const long = Array.from({ length: 200 }, (_, k) => ({ role: 'user', content: `message ${k} `.repeat(50) }));
+    const error = await compressor.compress(long as never, long).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toBe('chatId: must be a non-empty string, got an array (compress(chatId, messages): the chat id comes first)');
+    const blank = await compressor.compress('', history).then(() => undefined, (e: unknown) => e);
+    expect((blank as InputError).message).toBe('chatId: must be a non-empty string, got the string ""');
+    await compressor.close();
+  });
+
   test('valid options still plan as before', () => {
     const counter = createTokenCounter();
     const { report } = compressContext(history, { counter, keepFirst: 1, keepLast: 2, maxContextTokens: 1000, toolOutputTrim: true, summaryRole: 'system', format: 'openai', repair: false });

@@ -14,6 +14,7 @@ import { countInSlices } from './count-in-slices.js';
 import { createHistoryCache } from './history-cache.js';
 import { checkCompressorOptions, planOptionsOf, type ResolvedCompressOptions } from './options.js';
 import { profileFor } from '../formats/profiles.js';
+import { describe } from '../formats/describe.js';
 import type { Profile } from '../core/validate/validate.js';
 import { ChatScheduler, type ChatJob, type TriggerOutcome } from './scheduler.js';
 import { JobCounts } from './job-counts.js';
@@ -196,7 +197,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   }
 
   async function compress<M>(chatId: string, given: M[], request?: RequestExtras): Promise<CompressResult<M> & { readonly tools?: unknown[] }> {
-    if (typeof chatId !== 'string' || chatId === '') throw new InputError('chatId', `must be a non-empty string, got ${JSON.stringify(chatId)}`);
+    if (typeof chatId !== 'string' || chatId === '') {
+      // Named, never echoed whole: the usual slip is the messages passed first.
+      const hint = Array.isArray(chatId) ? ' (compress(chatId, messages): the chat id comes first)' : '';
+      throw new InputError('chatId', `must be a non-empty string, got ${describe(chatId)}${hint}`);
+    }
     if (!Array.isArray(given)) throw new InputError('messages', `must be an array of messages, got ${given === null ? 'null' : typeof given}`);
     // The request is planned on the history as it is now, even if the caller's array changes
     // while the store answers; the view is still made of the caller's own message objects.

@@ -40,7 +40,11 @@ export const FACT_VALUE_MAX_CHARS = 80;
 /** Longest label kept for one fact. */
 export const FACT_LABEL_MAX_CHARS = 48;
 
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+/**
+ * An email address. Its local part starts where a run of the characters it may hold starts, and holds
+ * at most 64 of them (RFC 5321): a match is tried once per run, never at every character of it.
+ */
+const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
 const URL = /\b(?:https?:\/\/|www\.)[^\s<>"'`|]+/g;
 const UUID = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
 const ISO_DATE = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2}))?)?(?!\d)/g;
@@ -51,8 +55,8 @@ const OTHER_DATE = new RegExp(`\\b\\d{1,2}/\\d{1,2}/(?:\\d{4}|\\d{2})\\b|\\b${MO
 const PHONE = /(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w-])|(?<![\w(])\(\d{3}\) ?\d{3}[-. ]\d{4}\b|\b\d{3}[-.]\d{3}[-.]\d{4}\b/g;
 /** `src/core/plan.ts:142`, `./lib/a.js`, `/etc/hosts`, `~/.config/x`: a slash-separated path, with its line and column. */
 const PATH = /(?<![\w/.:@-])(?:~|\.{1,2})?\/?(?:[\w@.-]+\/)+[\w@.-]+(?::\d+){0,2}/g;
-/** `router.ts:142`, `Button.tsx:12:5`: a file name with a line number. */
-const FILE_LINE = /\b[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}:\d+(?::\d+)?\b/g;
+/** `router.ts:142`, `Button.tsx:12:5`: a file name (at most 255 characters) with a line number. */
+const FILE_LINE = /\b[\w-]{1,255}\.[A-Za-z][A-Za-z0-9]{0,7}:\d+(?::\d+)?\b/g;
 /** A git-style hash: 7 to 40 lowercase hex digits, with at least one digit and one letter. */
 const HASH = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/g;
 /** `v1.2.3`, `1.2.3-rc.1`, `10.0.0.12`. */
@@ -60,7 +64,8 @@ const VERSION = /\bv?\d+\.\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.]+)?\b/g;
 /** `#4821`: a number referred to by `#`. */
 const HASH_NUMBER = /(?<![\w&#])#\d{2,}\b/g;
 const CURRENCY_CODES = 'USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|NZD|INR|BRL|MXN|SEK|NOK|DKK|PLN|CZK|HUF|ZAR|SGD|HKD|KRW|TRY|RUB|AED|SAR|ILS|THB|PHP|IDR|MYR|TWD|VND|NGN|EGP|ARS|CLP|COP';
-const NUMBER = '\\d[\\d,]*(?:\\.\\d+)?';
+/** A number with its thousands separators, at most 24 characters before its decimals (no amount is longer). */
+const NUMBER = '\\d[\\d,]{0,23}(?:\\.\\d+)?';
 /** An amount with its currency: `$239`, `€ 12.50`, `49.95 GBP`, `CHF 120`, `12,50 €`, `30 dollars`. */
 const AMOUNT = new RegExp(
   `(?:R\\$|[$€£¥₹₩₽₺₪₫฿₱₦])\\s?-?${NUMBER}|\\b(?:${CURRENCY_CODES})\\s?-?${NUMBER}|\\b${NUMBER}\\s?(?:(?:${CURRENCY_CODES})\\b|[€£¥₹₽]|(?:dollars?|euros?|pounds?|yen|cents?)\\b)`,
@@ -72,8 +77,12 @@ const AMOUNT = new RegExp(
  * field names it (`Retry: 2 s`), not in prose.
  */
 const UNIT_AMOUNT = /\b\d+(?:\.\d+)?\s?(?:%|(?:ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|kg|g|mg|lbs?|oz|km|m|cm|mm|mi|ft|KB|MB|GB|TB|KiB|MiB|GiB|bytes?|px|°[CF])\b)/g;
-/** `user_name_1234`, `card_2963108`, `pi_3Mtw9xQ`, `ORD-1003`: word parts joined by `_`/`-`, with a digit and a letter. */
-const JOINED_ID = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+\b/g;
+/**
+ * `user_name_1234`, `card_2963108`, `pi_3Mtw9xQ`, `ORD-1003`: word parts joined by `_`/`-`; kept
+ * when the match holds a digit and a letter (`joinedId`). Checked on the match, not looked ahead
+ * for at each part: a long run of parts (`1-2-3-...`) is read once.
+ */
+const JOINED_ID = /\b[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+\b/g;
 /** `aB3xK9qZ`: a long token mixing upper case, lower case and digits (a generated key or id). */
 const MIXED_ID = /\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{8,}\b/g;
 /** `XY123`, `7KPD28`, `QX7P2K`, `TS2345`: capitals mixed with digits, four characters or more. */
@@ -185,6 +194,29 @@ function digitCount(value: string): number {
   return value.replace(/\D/g, '').length;
 }
 
+/** Positions of the text's line breaks, in order. */
+function lineBreaks(text: string): number[] {
+  const out: number[] = [];
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) out.push(at);
+  return out;
+}
+
+/** How many of `breaks` (sorted) lie before `at`: the index of the line `at` is on. */
+function breaksBefore(breaks: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = breaks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (breaks[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function joinedId(value: string): boolean {
+  return value.length >= 5 && /\d/.test(value) && /[A-Za-z]/.test(value);
+}
+
 function fewVowels(value: string): boolean {
   return (value.match(/[AEIOUY]/g)?.length ?? 0) <= 1;
 }
@@ -211,8 +243,10 @@ function isFunctionWord(word: string): boolean {
  * captured €10`), function words dropped from both ends. Undefined when no such word is there.
  */
 export function contextLabel(text: string, start: number): { label: string; from: 'field' | 'sentence' } | undefined {
-  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
-  let before = text.slice(Math.max(lineStart, start - 80), start).replace(/\*\*|__|`/g, '');
+  // The 80 characters before the value, from its line's start: a line break is looked for there
+  // only (a long line is not searched back to its start for every value on it).
+  const near = text.slice(Math.max(0, start - 80), start);
+  let before = near.slice(near.lastIndexOf('\n') + 1).replace(/\*\*|__|`/g, '');
   before = before.replace(/[\s(]+$/, '');
   const field = /[:=]\s*$/.test(before);
   // `key=value` items run side by side (`suites=145 passed=457`): the key is the one word before `=`.
@@ -263,7 +297,7 @@ export function factsFromText(text: string, limit: number, source: TextSource = 
     ...(has(/#\d/) ? spansOf(text, HASH_NUMBER, 'number') : []),
     ...(digits ? spansOf(text, AMOUNT, 'amount').map((s) => ({ ...s, value: s.value.replace(/\s+/g, ' ') })) : []),
     ...(digits ? spansOf(text, UNIT_AMOUNT, 'amount').map((s) => (source === 'data' || isMeasured(s.value) ? s : { ...s, needsField: true })) : []),
-    ...(digits ? spansOf(text, JOINED_ID, 'id', (v) => v.length >= 5) : []),
+    ...(digits ? spansOf(text, JOINED_ID, 'id', joinedId) : []),
     ...(digits ? spansOf(text, MIXED_ID, 'id') : []),
     ...(digits ? spansOf(text, CODE, 'code') : []),
     ...spansOf(text, CUED_CODE, 'code'),
@@ -274,10 +308,22 @@ export function factsFromText(text: string, limit: number, source: TextSource = 
     ...(has(/["“'‘]/) ? spansOf(text, QUOTED_NAME, 'name') : []),
   ].sort((a, b) => a.start - b.start || b.end - a.end);
   // A line written in capitals is shouting, not a list of codes.
+  // Worked out once per line, found by the line breaks' positions (a long line of codes is not
+  // read again, nor searched back to its start, for each of them).
+  const shoutingLines = new Map<number, boolean>();
+  let breaks: number[] | undefined;
   const shouting = (at: number) => {
-    const line = text.slice(text.lastIndexOf('\n', at) + 1, (text.indexOf('\n', at) + 1 || text.length + 1) - 1);
-    const letters = line.replace(/[^A-Za-z]/g, '');
-    return letters.length >= 12 && letters.replace(/[^a-z]/g, '').length < letters.length / 4;
+    breaks ??= lineBreaks(text);
+    const k = breaksBefore(breaks, at);
+    const lineStart = k === 0 ? 0 : breaks[k - 1] + 1;
+    let shouts = shoutingLines.get(lineStart);
+    if (shouts === undefined) {
+      const line = text.slice(lineStart, k < breaks.length ? breaks[k] : text.length);
+      const letters = line.replace(/[^A-Za-z]/g, '');
+      shouts = letters.length >= 12 && letters.replace(/[^a-z]/g, '').length < letters.length / 4;
+      shoutingLines.set(lineStart, shouts);
+    }
+    return shouts;
   };
   const out: Fact[] = [];
   const seen = new Set<string>();
