@@ -41,6 +41,13 @@ export const FACT_VALUE_MAX_CHARS = 80;
 export const FACT_LABEL_MAX_CHARS = 48;
 
 /**
+ * Deepest level of a JSON value read for facts. Real data nests a few levels; a value nested
+ * thousands deep (a crafted or broken tool output) would overflow the stack of a recursive reader
+ * and fail every summary of its chat. Values deeper than this are not read.
+ */
+export const JSON_DEPTH_READ = 64;
+
+/**
  * An email address. Its local part starts where a run of the characters it may hold starts, and holds
  * at most 64 of them (RFC 5321): a match is tried once per run, never at every character of it.
  */
@@ -390,7 +397,7 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
     out.push(fact);
   };
   const walk = (node: unknown, path: string[], unit: string | undefined): void => {
-    if (out.length >= limit) return;
+    if (out.length >= limit || path.length > JSON_DEPTH_READ) return;
     const named = path.filter((p) => p !== '[]');
     const leaf = named.at(-1) ?? '';
     if (leaf && isSecretKey(leaf)) return;
