@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { InputError } from '../errors.js';
+import { InputError, StoreError } from '../errors.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { ChatState } from '../store/state.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
@@ -117,6 +117,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
         if (failMode === 'raise') failures.push(error);
         emit('summary:failed', { chatId, error });
       },
+      onBackoff: (chatId, failures) => emit('summary:skipped', { chatId, reason: 'failing', failures }),
+      countsAsFailing: (error) => !(error instanceof StoreError),
     },
   );
 

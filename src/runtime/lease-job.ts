@@ -6,12 +6,15 @@ import type { ChatJob } from './scheduler.js';
 /** A job that reads and commits through the store it is given. */
 export type StoreJob<P> = (store: StateStore, chatId: string, payload: P, signal: AbortSignal) => Promise<void>;
 
-/** Emitted when a summary job was not run because another process holds the chat's lease. */
-export interface SummarySkippedEvent {
-  readonly chatId: string;
+/**
+ * Emitted when a summary job was not run: another process holds the chat's lease, or the chat's
+ * last jobs failed and this trigger was passed over (`triggersPassedOver`).
+ */
+export type SummarySkippedEvent =
   /** Another holder has the chat's lease: a job in another process, or the lease of a process that died, until it lapses. */
-  readonly reason: 'leased-elsewhere';
-}
+  | { readonly chatId: string; readonly reason: 'leased-elsewhere' }
+  /** The chat's last `failures` jobs failed in a row; a later trigger tries again. */
+  | { readonly chatId: string; readonly reason: 'failing'; readonly failures: number };
 
 /** What `leasedJob` tells its owner. */
 export interface LeaseJobHooks {

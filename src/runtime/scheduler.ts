@@ -12,13 +12,45 @@ export interface SchedulerOptions {
   readonly jobTimeoutMs?: number;
 }
 
-/** How a trigger was taken: a new job started, or folded into the one running for that chat. */
-export type TriggerOutcome = 'started' | 'coalesced' | 'closed';
+/**
+ * How a trigger was taken: a new job started, folded into the one running for that chat, or
+ * passed over because the chat's last jobs failed (`backoff`, see `ChatScheduler`).
+ */
+export type TriggerOutcome = 'started' | 'coalesced' | 'closed' | 'backoff';
+
+/**
+ * Triggers passed over after `failures` jobs of a chat failed in a row: none after the first
+ * failure (the next trigger retries at once), then 1, 3, 7, then `MAX_TRIGGERS_PASSED_OVER` (15):
+ * a chat failing for good is tried once in 16 triggers, and one whose trouble passes resumes soon.
+ */
+export function triggersPassedOver(failures: number): number {
+  return failures <= 1 ? 0 : Math.min(MAX_TRIGGERS_PASSED_OVER, 2 ** (failures - 1) - 1);
+}
+
+/** Most triggers passed over between two attempts on a chat whose jobs keep failing. */
+export const MAX_TRIGGERS_PASSED_OVER = 15;
+
+/** Most chats whose failures are remembered at once; the ones failing longest ago are forgotten first. */
+const MAX_FAILING_CHATS = 10_000;
 
 /** What the scheduler tells its owner about each job. */
 export interface SchedulerHooks {
   /** A job failed, timed out or was aborted; the chat's state is whatever it was before. */
   readonly onError?: (chatId: string, error: unknown) => void;
+  /** A trigger was passed over: the chat's last `failures` jobs failed in a row (`triggersPassedOver`). */
+  readonly onBackoff?: (chatId: string, failures: number) => void;
+  /**
+   * Whether a failure counts toward the chat's backoff. Default: every failure. The compressor
+   * leaves out store failures: those are the store's, not the chat's, and a job is retried at once
+   * when the store is back.
+   */
+  readonly countsAsFailing?: (error: unknown) => boolean;
+}
+
+/** A chat whose last jobs failed: how many in a row, and how many triggers are still to pass over. */
+interface Failing {
+  failures: number;
+  passOver: number;
 }
 
 /** A chat with a job running or queued; its presence in the map is the chat's lock. */
@@ -39,10 +71,15 @@ function timeoutError(ms: number): Error {
  * quick triggers can never both start a job; a trigger
  * that finds the chat busy replaces the queued follow-up (newest history wins) and is run by the
  * job already holding the lock. Jobs of different chats share a global concurrency limit, are
- * time-limited, and are aborted by `close()`.
+ * time-limited, and are aborted by `close()`. A chat whose jobs keep failing (a summarizer that
+ * refuses its history every time, a message it cannot read) is tried less and less often: after
+ * `n` failures in a row, `triggersPassedOver(n)` triggers are passed over before the next attempt,
+ * and one job that succeeds clears the count. A failure leaves the chat's state as it was, so
+ * nothing is lost by waiting; what is saved is a failing, possibly paid, call per request.
  */
 export class ChatScheduler<P> {
   private readonly slots = new Map<string, ChatSlot<P>>();
+  private readonly failing = new Map<string, Failing>();
   private readonly queue: PQueue;
   private readonly running = new Set<Promise<void>>();
   private readonly closing = new AbortController();
@@ -65,6 +102,7 @@ export class ChatScheduler<P> {
       busy.next = payload;
       return 'coalesced';
     }
+    if (this.passOver(chatId)) return 'backoff';
     const slot: ChatSlot<P> = {};
     this.slots.set(chatId, slot); // the check above and this take are one synchronous step
     const run = this.drive(chatId, slot, payload);
@@ -108,17 +146,38 @@ export class ChatScheduler<P> {
         slot.next = undefined;
         try {
           await this.queue.add(() => this.runOnce(chatId, current));
+          this.failing.delete(chatId);
         } catch (error) {
+          if (this.hooks.countsAsFailing?.(error) ?? true) this.failed(chatId);
           this.hooks.onError?.(chatId, error);
         }
         // A job past its time limit releases the chat here even if its work ignores the abort:
         // whatever that work does later is discarded (the job checks its signal before it
         // commits, and the commit is a compare-and-set), so a hung summarizer stops nothing.
         payload = this.closed ? undefined : slot.next;
+        // A follow-up that arrived while a failing job ran is a trigger like any other.
+        if (payload !== undefined && this.passOver(chatId)) payload = undefined;
       }
     } finally {
       if (this.slots.get(chatId) === slot) this.slots.delete(chatId);
     }
+  }
+
+  /** Records a failed job of `chatId` (the most recent failures stay remembered, up to `MAX_FAILING_CHATS` chats). */
+  private failed(chatId: string): void {
+    const failures = (this.failing.get(chatId)?.failures ?? 0) + 1;
+    this.failing.delete(chatId);
+    this.failing.set(chatId, { failures, passOver: triggersPassedOver(failures) });
+    if (this.failing.size > MAX_FAILING_CHATS) this.failing.delete(this.failing.keys().next().value!);
+  }
+
+  /** True when this trigger of `chatId` is to be passed over (and counts it). */
+  private passOver(chatId: string): boolean {
+    const failing = this.failing.get(chatId);
+    if (failing === undefined || failing.passOver === 0) return false;
+    failing.passOver--;
+    this.hooks.onBackoff?.(chatId, failing.failures);
+    return true;
   }
 
   private async runOnce(chatId: string, payload: P): Promise<void> {
