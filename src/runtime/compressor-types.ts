@@ -178,7 +178,11 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
    * hold it), unless `recall` is on (the job keeps the originals it covers).
    */
   afterResponse(chatId: string, messages: readonly unknown[], report: CompressResult<unknown>['report'], response?: ResponseFacts): void;
-  /** Asks for a background summary of this history when it is over the threshold and a summary is of use (as `afterResponse`). Never waits for it. */
+  /**
+   * Asks for a background summary of this history when it is over the threshold and a summary is
+   * of use (as `afterResponse`). Never waits for it. `'backoff'`: passed over, the chat's last jobs
+   * failed in a row (`summary:skipped` with `reason: 'failing'`).
+   */
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
   /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
   drain(): Promise<void>;

@@ -220,6 +220,7 @@ function breaksBefore(breaks: readonly number[], at: number): number {
   return lo;
 }
 
+/** A joined id worth keeping: five characters or more, with a digit and a letter. */
 function joinedId(value: string): boolean {
   return value.length >= 5 && /\d/.test(value) && /[A-Za-z]/.test(value);
 }
