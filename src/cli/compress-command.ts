@@ -1,7 +1,7 @@
 import { compressContext } from '../runtime/compress.js';
 import type { CompressOptions } from '../runtime/options.js';
 import { selectLens } from '../formats/registry.js';
-import { createTokenCounter } from '../tokens/counter.js';
+import { createTokenCounter, summaryTextCounter } from '../tokens/counter.js';
 import { compressWithSummary } from '../runtime/one-shot.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import { createLlmSummarizer } from '../summarize/llm.js';
@@ -35,7 +35,7 @@ export function compressOptionsOf(options: CliOptions): CompressOptions {
 /** The summarizer `--summarizer` names, built from the environment for `llm`. */
 export function summarizerOf(choice: SummarizerChoice, counter: TokenCounter, env: NodeJS.ProcessEnv = process.env): Summarizer | undefined {
   if (choice === 'none') return undefined;
-  if (choice === 'extractive') return createExtractiveSummarizer({ countTokens: counter.textByLines ?? counter.text });
+  if (choice === 'extractive') return createExtractiveSummarizer({ countTokens: summaryTextCounter(counter) });
   const baseURL = env.CTXFOLD_LLM_BASE_URL;
   const model = env.CTXFOLD_LLM_MODEL;
   if (!baseURL) throw new CliError('--summarizer llm needs CTXFOLD_LLM_BASE_URL (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1)');

@@ -1,3 +1,4 @@
+import { summaryTextCounter } from '../tokens/counter.js';
 import { InputError } from '../errors.js';
 import { transcriptOf } from '../core/transcript.js';
 import { summarizeRolling } from '../summarize/rolling.js';
@@ -37,7 +38,7 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
     previousSummary: applied ? resolved.summary?.text : undefined,
     messages: transcriptOf(input, lens, range.start, end),
     signal: live,
-    countTokens: counter.textByLines ?? counter.text,
+    countTokens: summaryTextCounter(counter),
     // One view is made: the summary may take all the room the rest of it leaves.
     ...(roomTokens === undefined ? {} : { maxTokens: roomTokens }),
   });

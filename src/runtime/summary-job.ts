@@ -1,3 +1,4 @@
+import { summaryTextCounter } from '../tokens/counter.js';
 import { SummarizerError } from '../errors.js';
 import { foldShare } from '../core/plan.js';
 import { scanStructure } from '../core/structure.js';
@@ -152,7 +153,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     previousSummary: applied ? state?.summary : undefined,
     messages: entries,
     signal,
-    countTokens: counter.textByLines ?? counter.text,
+    countTokens: summaryTextCounter(counter),
     // The billed count bounds the rendering the summarizer sees, plus its labels and ids:
     // a long history is not encoded a second time.
     entryTokens: (entry, k) => counts[start + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
@@ -174,7 +175,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     summarizer: ctx.summarizer.name,
     model: ctx.summarizer.model,
     tokensBefore,
-    tokensAfter: (counter.textByLines ?? counter.text)(summary),
+    tokensAfter: summaryTextCounter(counter)(summary),
     createdAt: state?.createdAt ?? now,
     updatedAt: now,
   };

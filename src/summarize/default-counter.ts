@@ -1,4 +1,4 @@
-import { createTokenCounter, type TextCounter } from '../tokens/counter.js';
+import { createTokenCounter, summaryTextCounter, type TextCounter } from '../tokens/counter.js';
 
 let shared: TextCounter | undefined;
 
@@ -8,9 +8,6 @@ let shared: TextCounter | undefined;
  * cache, the same number as counting it whole). Created on first use, so nothing loads the encoder before it is needed.
  */
 export function defaultTextCounter(): TextCounter {
-  if (shared === undefined) {
-    const counter = createTokenCounter();
-    shared = counter.textByLines ?? counter.text;
-  }
+  shared ??= summaryTextCounter(createTokenCounter());
   return shared;
 }

@@ -50,7 +50,7 @@ export const DEFAULT_COUNT_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** Creates a token counter on tiktoken (the model's encoding, `o200k_base` by default) or on `countText`. */
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
-  const encoding = options.encoding ?? encodingForModel(options.model);
+  const encoding = options.countText === undefined ? options.encoding ?? encodingForModel(options.model) : undefined;
   const raw = options.countText ?? tiktokenCounter(encoding as Parameters<typeof tiktokenCounter>[0]);
   const memo = new TextMemo<number>(options.cacheMaxBytes ?? DEFAULT_COUNT_CACHE_BYTES);
   let encoded = 0;
@@ -70,7 +70,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     memo.set(t, n);
     return n;
   };
-  const byLines = options.countText === undefined && LINE_ADDITIVE_ENCODINGS.has(encoding);
+  const byLines = encoding !== undefined && LINE_ADDITIVE_ENCODINGS.has(encoding);
   return {
     text,
     textByLines: byLines ? (t) => countByLines(t, text) : text,
@@ -81,4 +81,9 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
       return { encoded, cachedHits, cachedTexts: texts, cachedBytes: bytes };
     },
   };
+}
+
+/** The text counter to fit a summary with: `counter.textByLines`, or `counter.text` on a counter built by hand. Same counts either way. */
+export function summaryTextCounter(counter: TokenCounter): TextCounter {
+  return counter.textByLines ?? counter.text;
 }
