@@ -234,6 +234,25 @@ function foldEnd(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: numb
   return j;
 }
 
+/**
+ * False when a summary now would fold too little to be worth a summarizer call: folding all it
+ * may fold (every group not yet summarized before the kept tail) still leaves the view above the
+ * low-water mark, so the view stays at the trigger whatever is folded, and those groups cost less
+ * than a fold step (`1 - lowWaterMark` of the trigger). There, folding as soon as anything is
+ * foldable summarizes one turn per request (each call rewriting the summary and the prompt prefix
+ * after it); waiting for a step's worth makes each summary fold a step, as it does where the mark
+ * can be reached. True wherever the mark can be reached, and with `lowWaterMark` 1.
+ */
+function foldsAStep(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: number, coverLimit: number, untrimmed: number, inForce: number, options: PlanOptions): boolean {
+  const trigger = Math.min(options.compressionThresholdTokens ?? Infinity, options.maxContextTokens ?? Infinity);
+  const lowWaterMark = options.lowWaterMark ?? 1;
+  if (!Number.isFinite(trigger) || lowWaterMark >= 1) return true;
+  let foldable = 0;
+  for (let j = coveredEnd; j < coverLimit; j++) if (!grouping.pinned[j]) foldable += tokens[j];
+  const target = trigger * lowWaterMark - Math.max(0, summaryReserve(trigger, lowWaterMark, inForce) - inForce);
+  return untrimmed - foldable <= target || foldable >= trigger * (1 - lowWaterMark);
+}
+
 /** The text of a note put between two turns of one role that a cut brought together. */
 const BRIDGE_TEXT = '[earlier turns of this conversation are left out here]';
 
@@ -589,7 +608,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   const threshold = options.compressionThresholdTokens;
   // Uncounted messages mean the counted ones alone passed the budget and the threshold.
   // What the kept tail yielded to the limit may be summarized too: it is no longer sent whole.
-  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit) {
+  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit
+    && (countedFrom > coveredEnd || foldsAStep(grouping, tokens, coveredEnd, coverLimit, untrimmed, summaryTokens ?? 0, options))) {
     const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, coverLimit, untrimmed, summaryTokens ?? 0, options);
     summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole))) };
   }
