@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   line();
 
   const dir = mkdtempSync(join(tmpdir(), 'ctxfold-demo-'));
-  const store = await SqliteStore.open(join(dir, 'state.db'));
+  const store = SqliteStore.open(join(dir, 'state.db'));
   const compressor = createCompressor({ maxContextTokens: MAX_TOKENS, compressionThresholdTokens: 8_000, keepLast: 8, store, counter });
   compressor.on('summary:done', (e) => {
     const first = e.newlyCovered[0];

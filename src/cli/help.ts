@@ -88,7 +88,7 @@ const EXIT_CODES = [
   'Exit codes:',
   ...table([
     [String(EXIT.ok), 'success (validate: every history is valid; serve: stopped cleanly on SIGINT or SIGTERM)'],
-    [String(EXIT.violations), 'validate found a violation in at least one history'],
+    [String(EXIT.violations), 'validate found a violation in at least one history; compress with --provider: a view still breaks a rule of that provider'],
     [String(EXIT.usage), 'bad input or usage; one line on standard error says where, nothing is written to standard output'],
     [String(EXIT.internal), 'internal error; set CTXFOLD_DEBUG=1 to print its stack trace'],
   ]),

@@ -527,6 +527,19 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
       }
       i = j;
     };
+    /**
+     * The nearest group start before `to`, not before `from`, that is a user turn this pass
+     * dropped, and the tokens taking back every turn dropped from there to `to` would cost.
+     */
+    const userTurnBefore = (to: number, from: number): { at: number; tokens: number } | undefined => {
+      let tokensBack = 0;
+      for (let c = to - 1; c >= from; c--) {
+        if (reason[c] !== DROP.budget) continue;
+        tokensBack += collapsedTokens.size > 0 ? (collapsedTokens.get(c) ?? tokens[c]) : tokens[c];
+        if ((c === 0 || groupOf[c - 1] !== groupOf[c]) && lens.read(messages[c]).kind === 'user') return { at: c, tokens: tokensBack };
+      }
+      return undefined;
+    };
     // Messages never counted are dropped first: the counted ones after them already fill the budget.
     while (i < protectedStart && i < countedFrom) dropGroup();
     if (max !== undefined && total > max) {
@@ -540,15 +553,28 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
         if (cut) while (i < cut.at) dropGroup();
       }
     }
-    // A format whose views must not go on with a model turn right after a cut gets a short note
-    // of what was left out before it (a user message), paid for like anything else in the view.
+    // A format whose views must not go on with a model turn right after a cut (where no user turn
+    // or tool results the view keeps come before it) gets a short note of what was left out before
+    // it (a user message), paid for like anything else in the view; or, where that costs less, the
+    // turns dropped since the nearest user turn are taken back, and no note is needed.
     if (lens.leadsWithUser && !summaryMessage && i > coveredEnd) {
       for (;;) {
         let k = i;
         while (k < n && (reason[k] !== DROP.kept || pinned[k])) k++;
         if (k >= n || lens.read(messages[k]).kind === 'user') break;
+        let p = k - 1;
+        while (p >= 0 && reason[p] !== DROP.kept) p--;
+        const before = p >= 0 ? lens.read(messages[p]).kind : undefined;
+        if (before === 'user' || before === 'result') break;
         const note = lens.summaryMessage(omittedNoteText(countDropped(reason, hEnd)), 'user');
         const cost = count(note);
+        const back = userTurnBefore(i, Math.max(coveredEnd, countedFrom));
+        if (back !== undefined && back.tokens <= cost && (max === undefined || total + back.tokens <= max || i >= protectedStart)) {
+          for (let j = back.at; j < i; j++) if (reason[j] === DROP.budget) reason[j] = DROP.kept;
+          total += back.tokens;
+          i = back.at;
+          break;
+        }
         if (max === undefined || total + cost <= max || i >= protectedStart) {
           leadNote = note;
           leadNoteAt = k;
@@ -600,7 +626,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   const overBudget = limit !== undefined && total > limit;
   if (overBudget) {
     const cleared = minChars === undefined ? '' : ` (its bulky tool results, all but the newest, were cleared)`;
-    notes.push(`the smallest valid view is ${total} tokens, over the limit of ${limit}: head, system messages and the last user turn are never dropped or split${cleared}`);
+    notes.push(`the smallest valid view is ${total} tokens, over the limit of ${limit}: the head (keepFirst), system messages, the kept tail (keepLast${yields ? '' : '; keepLastYields lets it give way'}) and the last user turn are never dropped or split${cleared}`);
   }
   const collapsedFinal = collapsed.filter((c) => reason[c.index] === DROP.kept);
 

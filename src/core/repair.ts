@@ -170,7 +170,7 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
   for (const p of structure.results) {
     if (p.pairing === 'outside') {
       remove(p.index, p.slot);
-      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id ?? p.result.name ?? ''} answers no preceding call` });
+      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id || p.result.name || 'without a call id'} answers no preceding call` });
     } else if (p.pairing === 'stray') {
       remove(p.index, p.slot);
       actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id ?? p.result.name ?? ''} answers no call of messages[${structure.turns[p.turn].opener}]` });

@@ -414,7 +414,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   });
   const notes = [...d.notes];
   if (repaired.length > 0) notes.push(`input repaired (${repaired.length} change(s)); indexes refer to the repaired history`);
-  if (!grouping.regular && !mayRepair && options.repair) notes.push('the tool calls are not all answered, but nothing in the messages shows their format, so nothing was repaired: pass format to repair them');
+  if (!grouping.regular && !mayRepair && options.repair) notes.push(`the tool calls are not all answered, but nothing in the messages shows their format (they were read as ${lens.format}, the default), so nothing was repaired: pass format to repair them`);
   return {
     input,
     lens,
