@@ -153,6 +153,18 @@ describe('openai-responses lens: atomic constraints', () => {
     expect(lens.atomicJoins!([user('q'), answer('a')], lens.read)).toBeUndefined();
   });
 
+  test('a reasoning item is joined to every model item after it in its turn: preamble message, in-place call, calls, more reasoning; not to the outputs', () => {
+    const items = [user('q'), reasoning('rs_1'), answer('let me look'), { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'x' } }, call('c1', { id: 'fc_1' }), reasoning('rs_2'), call('c2', { id: 'fc_2' }), output('c1'), output('c2'), answer('done'), user('q2')];
+    expect(Array.from(lens.atomicJoins!(items, lens.read)!)).toEqual([0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
+    // One group from the reasoning item to the follow-up answer: no cut between the reasoning and the calls.
+    const grouping = buildGroups(items, lens);
+    expect(grouping.groups[grouping.groupOf[1]]).toMatchObject({ start: 1, end: 10, type: 'turn', complete: true });
+    // A model turn without reasoning keeps its finer groups: the preamble message is a group of its own.
+    const plain = [user('q'), answer('let me look'), call('c1'), output('c1'), answer('done')];
+    expect(lens.atomicJoins!(plain, lens.read)).toBeUndefined();
+    expect(buildGroups(plain, lens).groups.map((g) => [g.start, g.end])).toEqual([[0, 1], [1, 2], [2, 5]]);
+  });
+
   test('an MCP approval response stays with the approval request right before it', () => {
     const items: ResponsesItem[] = [user('q'), { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 's', name: 'delete', arguments: '{}' }, { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true }];
     expect(Array.from(lens.atomicJoins!(items, lens.read)!)).toEqual([0, 0, 1]);

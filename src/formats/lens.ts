@@ -122,7 +122,7 @@ export interface MessageLens<M = unknown> {
   /**
    * Atomic constraints of the format beyond call/result pairing (the cut points its own rules
    * forbid): `joins[i] = 1` means no cut may fall between messages[i-1] and messages[i]
-   * (Responses: a `reasoning` item and the item it precedes; Anthropic with thinking: an assistant
+   * (Responses: a `reasoning` item and the rest of its model turn; Anthropic with thinking: an assistant
    * step of an unfinished tool loop and the thinking-led turn that started it). Undefined or all
    * zero when the format has none. Read once per history, intersected with the pairing groups.
    */

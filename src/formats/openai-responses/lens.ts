@@ -1,5 +1,6 @@
 import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
 import { IN_PLACE_TYPES, itemTypeOf, OUTPUT_OF, OUTPUT_TYPES, partsText, readCall, readInPlace, readResult, reasoningText, typeOf } from './items.js';
+import { responsesJoins } from './atomic-joins.js';
 import { itemMediaTokens } from './media.js';
 import { itemProblem } from './problem.js';
 import type { ResponsesItem } from './types.js';
@@ -62,39 +63,23 @@ function readItem(item: ResponsesItem): Reading {
   return reading('other', item, {});
 }
 
-/** True when the MCP approval response `next` answers the approval request `item`. */
-function answersApproval(item: ResponsesItem, next: ResponsesItem): boolean {
-  return typeOf(next) === 'mcp_approval_response' && typeof item.id === 'string' && next.approval_request_id === item.id;
-}
-
 /**
  * The OpenAI Responses API lens: the items of a request's `input` list. Calls (`function_call`,
  * `custom_tool_call`, local shell, computer, shell and apply-patch calls) are items of their own,
  * answered by output items paired by `call_id`; the calls of one model response are consecutive
  * items (with reasoning and text items between them) and form one turn. In-place calls (web and
  * file search, code interpreter, image generation, MCP) carry their own result. A reasoning item
- * is never separated from the item after it.
+ * is never separated from the items after it in its model turn (the preamble message and calls
+ * made with it), nor those from it.
  */
 export const openaiResponsesLens: MessageLens<ResponsesItem> = {
   format: 'openai-responses',
   request: { messagesField: 'input', systemField: 'instructions' },
   read: readItem,
   mediaTokens: itemMediaTokens,
-  atomicJoins(messages) {
-    // "Item 'rs_...' of type 'reasoning' was provided without its required following item": a
-    // reasoning item travels with the item it precedes (which, when it has an fc_/msg_ id, in turn
-    // needs its reasoning item). An MCP approval response stays with the request right before it.
-    let joins: Uint8Array | undefined;
-    for (let i = 0; i + 1 < messages.length; i++) {
-      const item = messages[i];
-      const type = typeOf(item);
-      if (type === 'reasoning' || (type === 'mcp_approval_request' && answersApproval(item, messages[i + 1]))) {
-        joins ??= new Uint8Array(messages.length);
-        joins[i + 1] = 1;
-      }
-    }
-    return joins;
-  },
+  // A reasoning item and the rest of its model turn (preamble, calls) are kept or dropped together;
+  // an MCP approval response stays with its request.
+  atomicJoins: responsesJoins,
   splitParallelCalls: true,
   cheapRead: true,
   stringContentIsText: true,

@@ -126,7 +126,9 @@ export const itemIdsUnique: Rule<ResponsesItem> = {
  * may be that item and is not flagged; nothing at all, a user, system or developer message, or an
  * output is. The converse ("Item 'fc_...' of type 'function_call' was provided
  * without its required 'reasoning' item") cannot be checked from the input alone: nothing in an
- * item names the reasoning item it needs.
+ * item names the reasoning item it needs, and a model that does not reason sends calls with item
+ * ids and no reasoning (a chat may switch models). Views never cause it: a reasoning item is kept
+ * or dropped with the rest of its model turn (`responsesJoins`).
  */
 export const reasoningFollowed: Rule<ResponsesItem> = {
   id: 'reasoning-unfollowed',
