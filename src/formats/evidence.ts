@@ -1,10 +1,12 @@
 import type { FormatName } from './lens.js';
+import { CALL_CLOSE, isBlockError, readCallBlocks, readResponseBlocks, RESPONSE_OPEN } from './hermes/blocks.js';
 
 /**
  * Positive evidence of a wire format: a feature that belongs to that format and to no other
  * (a `tool_calls` array, a `tool_use` block, a `functionCall` part, a `tool-call` part, parallel
- * calls as consecutive `function_call` messages, `<tool_call>` tags). Plain role/content text is
- * evidence of nothing: every format has it.
+ * calls as consecutive `function_call` messages, a `<tool_call>` turn answered by `<tool_response>`
+ * blocks). Plain role/content text is evidence of nothing: every format has it, and so is a tag
+ * written in prose.
  */
 export interface Evidence {
   readonly format: FormatName;
@@ -27,8 +29,7 @@ const RESPONSES_ITEMS: readonly string[] = Object.freeze([
 ]);
 const RESPONSES_PARTS: readonly string[] = Object.freeze(['input_text', 'output_text', 'input_image', 'input_file']);
 const LEGACY_CALL = 'an assistant message with a legacy function_call';
-const HERMES_CALL = /<tool_call>\s*\{[\s\S]*?\}\s*<\/tool_call>/;
-const HERMES_RESPONSE = /<tool_response>[\s\S]*?<\/tool_response>/;
+const HERMES_TURN = 'a <tool_response> message answering the <tool_call> blocks of the assistant message before it';
 
 /** Evidence each message gives is kept up to this many pieces per format (error messages quote two). */
 const EVIDENCE_KEPT = 2;
@@ -88,11 +89,45 @@ function readEvidence(message: unknown, previous: unknown, say: (format: FormatN
     say('openai', LEGACY_CALL);
   }
   if (isObj(message.extra) && 'function_id' in message.extra) say('qwen-agent', 'extra.function_id');
-  // Only assistant and user text can carry Hermes tags: a tool output (the longest texts) is not searched.
-  if ((role === 'assistant' || role === 'user') && typeof message.content === 'string' && !('tool_calls' in message) && message.content.includes('<tool_')) {
-    if (role === 'assistant' && HERMES_CALL.test(message.content)) say('hermes', 'a <tool_call>{...}</tool_call> block in assistant text');
-    if (role === 'user' && HERMES_RESPONSE.test(message.content)) say('hermes', 'a <tool_response> block in user text');
-  }
+  // Hermes is text: a tag alone may be prose (a question about the format, an example in an
+  // answer). Only a call turn is evidence, laid out as the chat templates write it: an assistant
+  // message ending in well-formed <tool_call> blocks, then a user message opening with
+  // <tool_response> blocks. A tool output (the longest texts) is not searched.
+  if (role === 'user' && typeof message.content === 'string' && !('tool_calls' in message) && message.content.includes(RESPONSE_OPEN) && answersCalls(message.content, previous)) say('hermes', HERMES_TURN);
+}
+
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
+
+/** True when `text`, once trimmed, starts with `tag`. */
+function opensWith(text: string, tag: string): boolean {
+  let i = 0;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  return text.startsWith(tag, i);
+}
+
+/** True when `text`, once trimmed, ends with `tag`. */
+function closesWith(text: string, tag: string): boolean {
+  let end = text.length;
+  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+  return end >= tag.length && text.startsWith(tag, end - tag.length);
+}
+
+/**
+ * True when user text `text` answers the assistant message `previous` as Hermes does: `previous`
+ * (an assistant message of text only) ends in `<tool_call>` blocks that all parse as named JSON
+ * calls, and `text` opens with well-formed `<tool_response>` blocks. The counts may differ (a
+ * broken history is still Hermes, for repair to fix); a tag in prose, a block inside a sentence
+ * or a code fence, or a malformed block is not a call turn.
+ */
+function answersCalls(text: string, previous: unknown): boolean {
+  if (!opensWith(text, RESPONSE_OPEN)) return false;
+  if (!isObj(previous) || previous.role !== 'assistant' || typeof previous.content !== 'string' || 'tool_calls' in previous) return false;
+  const said = previous.content;
+  if (!closesWith(said, CALL_CLOSE)) return false;
+  const calls = readCallBlocks(said);
+  if (isBlockError(calls) || calls.blocks.length === 0 || calls.blocks[calls.blocks.length - 1].end !== said.trimEnd().length) return false;
+  const results = readResponseBlocks(text);
+  return !isBlockError(results) && results.blocks.length > 0 && results.blocks[0].start === text.length - text.trimStart().length;
 }
 
 /**
