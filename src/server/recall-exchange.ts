@@ -1,20 +1,18 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { isFields, type Fields } from '../adapters/openai/endpoints.js';
-import { shownReply, type RecallDialect } from '../recall/dialect.js';
+import type { Fields } from '../adapters/openai/endpoints.js';
+import type { RecallDialect } from '../recall/dialect.js';
 import { answerRecallRounds, recallDialect, type RecallRounds } from '../recall/rounds.js';
 import type { CompressResult } from '../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../runtime/compressor.js';
 import { CLIENT_CLOSED, type ForwardCall, type ForwardResult } from './forward.js';
 import { sendError } from './json-errors.js';
 import type { FoldRoute } from './routes.js';
-import { callUpstream, forwardHeaders, relayedHeaders, upstreamUrl, UpstreamError, type UpstreamResponse } from './upstream.js';
+import { callUpstream, forwardHeaders, upstreamUrl, UpstreamError, type UpstreamResponse } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
+import { readWhole, sendWhole, wholeFacts, type WholeReply } from './whole-reply.js';
 
 type Report = CompressResult<unknown>['report'];
-
-/** A JSON answer larger than this is relayed as it came, never read for recall calls. */
-const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /**
  * The dialect whose recall calls the proxy answers on this request, or undefined: recall off, or
@@ -26,14 +24,6 @@ export function proxyRecallDialect(route: FoldRoute, body: Fields, compressor: C
   if (compressor.recall === undefined) return undefined;
   if (route.endpoint.format === 'openai' && body.functions !== undefined) return undefined;
   return recallDialect(route.endpoint.format);
-}
-
-/** One upstream answer, read whole. `json` is set for a 2xx JSON object body of at most 16 MiB. */
-interface WholeReply {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly bytes: Buffer;
-  readonly json?: Fields;
 }
 
 /** What answering recall calls on one request needs: the request's chat, history and first view. */
@@ -68,47 +58,6 @@ export function callRound(req: IncomingMessage, call: ForwardCall, body: Uint8Ar
     agent: call.agent,
     clientGone: call.clientGone,
     timeoutMs: call.timeoutMs,
-  });
-}
-
-async function readWhole(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> {
-  const upstream = await callRound(req, call, body, contentType);
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of upstream.chunks()) chunks.push(chunk);
-  const bytes = Buffer.concat(chunks);
-  const { status, headers } = upstream;
-  let json: Fields | undefined;
-  if (status >= 200 && status < 300 && bytes.length <= MAX_READ_BYTES && (headers['content-type'] ?? '').toLowerCase().includes('json')) {
-    try {
-      const parsed: unknown = JSON.parse(bytes.toString('utf8'));
-      json = isFields(parsed) ? parsed : undefined;
-    } catch {
-      json = undefined;
-    }
-  }
-  return { status, headers, bytes, json };
-}
-
-/**
- * Sends a whole answer to the client: the upstream's bytes, or, when the application must not see
- * ctxfold's part of its JSON, a copy without it: the recall tool its echo of the request holds
- * (always) and its recall calls (`pending`). Resolves true once it was all sent.
- */
-function answer(res: ServerResponse, reply: WholeReply, dialect: RecallDialect, pending: boolean, extraHeaders: Record<string, string> = {}): Promise<boolean> {
-  const headers: Record<string, string | string[]> = { ...relayedHeaders(reply.headers), ...extraHeaders };
-  let bytes: Buffer = reply.bytes;
-  const stripped = reply.json ? shownReply(dialect, reply.json, pending) : undefined;
-  if (stripped !== undefined && stripped !== reply.json) {
-    bytes = Buffer.from(JSON.stringify(stripped), 'utf8');
-    delete headers['content-encoding'];
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = String(bytes.length);
-  }
-  return new Promise((resolve) => {
-    res.once('finish', () => resolve(true));
-    res.once('close', () => resolve(res.writableFinished));
-    res.writeHead(reply.status, headers);
-    res.end(bytes);
   });
 }
 
@@ -147,7 +96,7 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
   const send = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> => {
     const started = performance.now();
     try {
-      latest = await readWhole(req, call, body, contentType);
+      latest = await readWhole(await callRound(req, call, body, contentType));
       return latest;
     } finally {
       upstreamSeconds += (performance.now() - started) / 1000;
@@ -180,8 +129,8 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
     pending = true;
     problem = `recall round failed, sent the last answer: ${message}`;
   }
-  const complete = await answer(res, reply, dialect, pending, call.extraHeaders);
-  const facts = complete && reply.json ? { billedInputTokens: route.endpoint.billed(reply.json), failed: route.endpoint.failed(reply.json) } : undefined;
+  const complete = await sendWhole(res, reply, dialect, pending, call.extraHeaders);
+  const facts = complete ? wholeFacts(route, reply) : undefined;
   const why = problem ?? (complete ? undefined : 'the client disconnected');
   const status = complete || !call.clientGone.aborted ? reply.status : CLIENT_CLOSED;
   return { status, complete, upstreamSeconds, ...(why !== undefined ? { problem: why } : {}), facts, report, rounds };

@@ -10,6 +10,7 @@ import { streamSignalOf } from './routes.js';
 import { SseReader } from './sse-reader.js';
 import { relayedHeaders, UpstreamError } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
+import { isJsonAnswer, readWhole, sendWhole, wholeFacts, type WholeReply } from './whole-reply.js';
 
 /** One server-sent event: its data text, that text parsed when it is a JSON object, and its `event:` name. */
 interface SseEvent {
@@ -25,13 +26,15 @@ interface StreamRound {
   readonly raw: boolean;
   /** The whole response, when the round may be answered (undefined: nothing to answer, or text already sent where a round cannot continue it). */
   readonly response?: Fields;
-  /** True when the upstream's answer was relayed as it came (an error status, or not an event stream). */
+  /** True when the upstream's answer was relayed as it came (an error status, or a body neither an event stream nor JSON). */
   readonly relayedWhole: boolean;
   /** False when the answer did not reach the client whole. */
   readonly complete: boolean;
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly facts?: AnswerFacts;
+  /** The answer, read whole, when the upstream answered the streamed request with JSON (sent as a non-streamed answer is). */
+  readonly whole?: WholeReply;
 }
 
 function sseBytes(event: SseEvent, payload: Fields | undefined): string {
@@ -60,7 +63,9 @@ function parsed(data: string): Fields | undefined {
  * at most `recall.rounds` times; on Chat Completions a round may also follow text already streamed
  * (the next round's deltas continue the same message; the finish, usage and `[DONE]` of a round
  * are held until it is known to be the last). The client gets one stream: the upstream's events,
- * without recall calls. An upstream error status is relayed as it came; a stream that breaks off
+ * without recall calls. An upstream that answers with JSON instead is read whole and answered as
+ * `forwardAnsweringRecall` answers (the client gets the last JSON answer, without recall calls).
+ * An upstream error status is relayed as it came; a stream that breaks off
  * after events were sent ends the client's connection abruptly, never as if complete.
  */
 export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: ServerResponse, call: ForwardCall, exchange: RecallExchange): Promise<RecallExchangeResult> {
@@ -91,6 +96,11 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
         upstream.cancel();
         res.destroy();
         return (latest = { pending: [], raw: false, relayedWhole: true, complete: false, status, headers });
+      }
+      if (isJsonAnswer(status, headers['content-type'])) {
+        // JSON to a streamed request: read whole, its recall calls answered as a non-streamed answer's are.
+        const whole = await readWhole(upstream);
+        return (latest = { pending: [], raw: false, response: whole.json, relayedWhole: false, complete: true, status, headers, facts: wholeFacts(route, whole), whole });
       }
       const end = await relay(upstream, res, () => undefined, call.extraHeaders);
       return (latest = { pending: [], raw: false, relayedWhole: true, complete: end.complete, status, headers });
@@ -161,10 +171,11 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     return (latest = { pending: held, raw: !relayed, response: answerable ? assembler.response() : undefined, relayedWhole: false, complete: true, status, headers, facts });
   };
 
-  /** Sends what a round still holds and ends the response; resolves true once it was all sent. */
-  const finish = async (last: StreamRound): Promise<boolean> => {
+  /** Sends what a round still holds and ends the response (its recall calls removed; a JSON answer's only when `pending`); resolves true once it was all sent. */
+  const finish = async (last: StreamRound, pending: boolean): Promise<boolean> => {
     if (last.relayedWhole || !last.complete) return last.complete;
     if (res.destroyed) return false;
+    if (last.whole) return sendWhole(res, last.whole, dialect, pending, call.extraHeaders);
     open(last.headers, last.status);
     const strip = last.raw ? stream.strip(last.response) : undefined;
     let text = '';
@@ -182,6 +193,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
   };
 
   let reply: StreamRound;
+  let pending = true;
   let problem: string | undefined;
   try {
     const outcome = await answerRecallRounds<StreamRound>(await round(call.body, call.contentType), exchange.report, exchangeRounds(exchange, (r) => r.response, (body, type) => {
@@ -189,6 +201,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
       return round(body, type);
     }));
     reply = outcome.reply;
+    pending = outcome.pending;
     report = outcome.report;
     rounds = outcome.rounds;
   } catch (error) {
@@ -207,7 +220,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     reply = latest;
     problem = `recall round failed, sent the last answer: ${message}`;
   }
-  const complete = await finish(reply);
+  const complete = await finish(reply, pending);
   const why = problem ?? (complete ? undefined : 'the client disconnected');
   const status = complete || !call.clientGone.aborted ? (res.headersSent ? res.statusCode : reply.status) : CLIENT_CLOSED;
   return { status, complete, upstreamSeconds, ...(why !== undefined ? { problem: why } : {}), facts: complete ? reply.facts : undefined, report, rounds };
