@@ -30,7 +30,6 @@ export async function startRecallBed(options: Partial<ServerOptions> = {}): Prom
   const waiters: ((line: Record<string, unknown>) => void)[] = [];
   const logDestination = {
     write(text: string) {
-      if (process.env.BED_LOG) process.stderr.write(text);
       for (const raw of text.split('\n')) {
         if (raw === '') continue;
         const line = JSON.parse(raw) as Record<string, unknown>;

@@ -10,6 +10,7 @@ import { sendError } from './json-errors.js';
 import type { FoldRoute } from './routes.js';
 import { callUpstream, forwardHeaders, upstreamUrl, UpstreamError, type UpstreamResponse } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
+import { totalUsage, usageOf } from './usage-sum.js';
 import { readWhole, sendWhole, wholeFacts, type WholeReply } from './whole-reply.js';
 
 type Report = CompressResult<unknown>['report'];
@@ -83,7 +84,8 @@ export function exchangeRounds<R>(exchange: RecallExchange, read: (reply: R) => 
  * while an answer holds only recall calls, they are answered from the caller's chat (`chatId`,
  * tenant-scoped) and the model is asked again with the new view, at most `recall.rounds` times
  * (the rules of `answerRecallRounds`); the client gets the last answer only, with its own bytes
- * when it holds no recall call, else its JSON without them. Upstream failures are answered as
+ * when it holds no recall call and was the only one, else its JSON without them and with the
+ * `usage` of every answer added up. Upstream failures are answered as
  * `forward` answers them (502, 504, 499); a failure of ctxfold in a round sends the last answer
  * received, without its recall calls: no answer is lost to it.
  */
@@ -91,11 +93,14 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
   const { dialect, route } = exchange;
   let upstreamSeconds = 0;
   let latest: WholeReply | undefined;
+  /** The usage of every answer before `latest`, added up (the client is shown the whole). */
+  let earlier: Fields | undefined;
   let rounds = 0;
   let report = exchange.report;
   const send = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> => {
     const started = performance.now();
     try {
+      earlier = totalUsage(earlier, usageOf(latest?.json));
       latest = await readWhole(await callRound(req, call, body, contentType));
       return latest;
     } finally {
@@ -129,7 +134,7 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
     pending = true;
     problem = `recall round failed, sent the last answer: ${message}`;
   }
-  const complete = await sendWhole(res, reply, dialect, pending, call.extraHeaders);
+  const complete = await sendWhole(res, reply, dialect, pending, call.extraHeaders, earlier);
   const facts = complete ? wholeFacts(route, reply) : undefined;
   const why = problem ?? (complete ? undefined : 'the client disconnected');
   const status = complete || !call.clientGone.aborted ? reply.status : CLIENT_CLOSED;

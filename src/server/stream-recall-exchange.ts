@@ -10,6 +10,7 @@ import { streamSignalOf } from './routes.js';
 import { SseReader } from './sse-reader.js';
 import { relayedHeaders, UpstreamError } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
+import { totalUsage, usageOf, withEarlierStreamUsage } from './usage-sum.js';
 import { isJsonAnswer, readWhole, sendWhole, wholeFacts, type WholeReply } from './whole-reply.js';
 
 /** One server-sent event: its data text, that text parsed when it is a JSON object, and its `event:` name. */
@@ -35,6 +36,10 @@ interface StreamRound {
   readonly facts?: AnswerFacts;
   /** The answer, read whole, when the upstream answered the streamed request with JSON (sent as a non-streamed answer is). */
   readonly whole?: WholeReply;
+  /** This answer's own usage, when it reported one. */
+  readonly usage?: Fields;
+  /** The usage of the exchange's earlier answers, added up: what this round's usage is raised by before the client sees it. */
+  readonly earlier?: Fields;
 }
 
 function sseBytes(event: SseEvent, payload: Fields | undefined): string {
@@ -63,7 +68,8 @@ function parsed(data: string): Fields | undefined {
  * at most `recall.rounds` times; on Chat Completions a round may also follow text already streamed
  * (the next round's deltas continue the same message; the finish, usage and `[DONE]` of a round
  * are held until it is known to be the last). The client gets one stream: the upstream's events,
- * without recall calls. An upstream that answers with JSON instead is read whole and answered as
+ * without recall calls, any usage it carries raised by the earlier rounds' (the client sees the
+ * whole exchange's). An upstream that answers with JSON instead is read whole and answered as
  * `forwardAnsweringRecall` answers (the client gets the last JSON answer, without recall calls).
  * An upstream error status is relayed as it came; a stream that breaks off
  * after events were sent ends the client's connection abruptly, never as if complete.
@@ -75,6 +81,8 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
   let rounds = 0;
   let report = exchange.report;
   let latest: StreamRound | undefined;
+  /** The usage of every answer before the current round's, added up. */
+  let earlier: Fields | undefined;
 
   const write = async (text: string): Promise<boolean> => res.write(text) || drained(res);
   const open = (headers: IncomingHttpHeaders, status: number) => {
@@ -86,6 +94,10 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
   };
 
   const round = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<StreamRound> => {
+    earlier = totalUsage(earlier, latest?.usage);
+    const raised = earlier;
+    /** An event as the client is shown it: the usage of the earlier answers added to its own. */
+    const raise = (payload: Fields | undefined) => (payload === undefined ? undefined : withEarlierStreamUsage(dialect.format, payload, raised));
     const started = performance.now();
     const upstream = await callRound(req, call, body, contentType).finally(() => { upstreamSeconds += (performance.now() - started) / 1000; });
     const { status, headers } = upstream;
@@ -100,7 +112,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
       if (isJsonAnswer(status, headers['content-type'])) {
         // JSON to a streamed request: read whole, its recall calls answered as a non-streamed answer's are.
         const whole = await readWhole(upstream);
-        return (latest = { pending: [], raw: false, response: whole.json, relayedWhole: false, complete: true, status, headers, facts: wholeFacts(route, whole), whole });
+        return (latest = { pending: [], raw: false, response: whole.json, relayedWhole: false, complete: true, status, headers, facts: wholeFacts(route, whole), whole, usage: usageOf(whole.json), earlier: raised });
       }
       const end = await relay(upstream, res, () => undefined, call.extraHeaders);
       return (latest = { pending: [], raw: false, relayedWhole: true, complete: end.complete, status, headers });
@@ -117,7 +129,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     const reader = new SseReader((data, name) => queue.push({ data, json: parsed(data), name }));
     /** Sends an event (stripped) now, or holds it (stripped) from the round's first terminal event on. */
     const pass = (event: SseEvent) => {
-      const payload = event.json === undefined ? undefined : strip(event.json);
+      const payload = event.json === undefined ? undefined : raise(strip(event.json));
       if (event.json !== undefined && payload === undefined) return;
       if (stream.continues && (ended ||= event.json !== undefined && stream.terminal(event.json))) held.push(payload === undefined || payload === event.json ? event : { ...event, data: JSON.stringify(payload), json: payload });
       else out += sseBytes(event, payload);
@@ -168,19 +180,22 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     const relayed = (mode as string) === 'relay';
     // Text already sent can be continued by a round only where the stream's shape allows it.
     const answerable = !relayed || stream.continues;
-    return (latest = { pending: held, raw: !relayed, response: answerable ? assembler.response() : undefined, relayedWhole: false, complete: true, status, headers, facts });
+    const whole = assembler.response();
+    return (latest = { pending: held, raw: !relayed, response: answerable ? whole : undefined, relayedWhole: false, complete: true, status, headers, facts, usage: usageOf(whole), earlier: raised });
   };
+
+  const raiseBy = (payload: Fields | undefined, by: Fields | undefined) => (payload === undefined ? undefined : withEarlierStreamUsage(dialect.format, payload, by));
 
   /** Sends what a round still holds and ends the response (its recall calls removed; a JSON answer's only when `pending`); resolves true once it was all sent. */
   const finish = async (last: StreamRound, pending: boolean): Promise<boolean> => {
     if (last.relayedWhole || !last.complete) return last.complete;
     if (res.destroyed) return false;
-    if (last.whole) return sendWhole(res, last.whole, dialect, pending, call.extraHeaders);
+    if (last.whole) return sendWhole(res, last.whole, dialect, pending, call.extraHeaders, last.earlier);
     open(last.headers, last.status);
     const strip = last.raw ? stream.strip(last.response) : undefined;
     let text = '';
     for (const event of last.pending) {
-      const payload = strip && event.json !== undefined ? strip(event.json) : event.json;
+      const payload = strip && event.json !== undefined ? raiseBy(strip(event.json), last.earlier) : event.json;
       if (event.json !== undefined && payload === undefined) continue;
       text += sseBytes(event, payload);
     }

@@ -4,6 +4,7 @@ import { shownReply, type RecallDialect } from '../recall/dialect.js';
 import type { FoldRoute } from './routes.js';
 import { relayedHeaders, type UpstreamResponse } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
+import { withEarlierUsage } from './usage-sum.js';
 
 /** A JSON answer larger than this is relayed as it came, never read for recall calls. */
 const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -47,12 +48,13 @@ export function wholeFacts(route: FoldRoute, reply: WholeReply): AnswerFacts | u
 /**
  * Sends a whole answer to the client: the upstream's bytes, or, when the application must not see
  * ctxfold's part of its JSON, a copy without it: the recall tool its echo of the request holds
- * (always) and its recall calls (`pending`). Resolves true once it was all sent.
+ * (always) and its recall calls (`pending`), and with `earlierUsage` (the exchange's earlier
+ * answers' usage, added up) added to its `usage`. Resolves true once it was all sent.
  */
-export function sendWhole(res: ServerResponse, reply: WholeReply, dialect: RecallDialect, pending: boolean, extraHeaders: Record<string, string> = {}): Promise<boolean> {
+export function sendWhole(res: ServerResponse, reply: WholeReply, dialect: RecallDialect, pending: boolean, extraHeaders: Record<string, string> = {}, earlierUsage?: Fields): Promise<boolean> {
   const headers: Record<string, string | string[]> = { ...relayedHeaders(reply.headers), ...extraHeaders };
   let bytes: Buffer = reply.bytes;
-  const stripped = reply.json ? shownReply(dialect, reply.json, pending) : undefined;
+  const stripped = reply.json ? withEarlierUsage(shownReply(dialect, reply.json, pending), earlierUsage) : undefined;
   if (stripped !== undefined && stripped !== reply.json) {
     bytes = Buffer.from(JSON.stringify(stripped), 'utf8');
     delete headers['content-encoding'];
