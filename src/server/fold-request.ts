@@ -154,7 +154,8 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
       return (chunk) => watch!.push(chunk);
     },
   });
-  if (result.upstreamSeconds !== undefined) metrics.upstreamLatency(route.name, result.upstreamSeconds);
+  // One observation per upstream call: a recall exchange makes several for one request.
+  for (const seconds of recalled ? recalled.upstreamCalls : result.upstreamSeconds !== undefined ? [result.upstreamSeconds] : []) metrics.upstreamLatency(route.name, seconds);
   const facts = recalled ? recalled.facts : result.complete && watch ? watch.end() : undefined;
   // Summaries follow answers the client received whole; a failed or cut answer schedules nothing.
   if (fold && facts && !facts.failed) {

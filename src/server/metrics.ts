@@ -8,7 +8,7 @@ export interface ProxyMetrics {
   request(route: string, status: number): void;
   /** Adds a folded request's token counts (the history as received, the view as sent). */
   tokens(route: string, before: number, after: number): void;
-  /** Seconds until the upstream's response headers arrived. */
+  /** Seconds from one upstream call to its response headers (a request with recall rounds makes several calls, each observed). */
   upstreamLatency(route: string, seconds: number): void;
   /** Seconds the proxy spent before forwarding (body read, parse, compress, serialize). */
   proxyOverhead(route: string, seconds: number): void;
@@ -22,7 +22,7 @@ export interface ProxyMetrics {
 export interface MetricSources {
   /** Summary jobs waiting, running, and triggers coalesced (over all compressors). */
   jobs(): { readonly waiting: number; readonly running: number; readonly coalesced: number };
-  /** Requests being served right now. */
+  /** Requests being served right now, the proxy's own `/metrics` and `/healthz` left out. */
   inFlight(): number;
   /** The body memory: bodies read, history items reused from a chat's last body, bytes held. */
   bodies(): { readonly bodies: number; readonly reusedItems: number; readonly bytes: number };
@@ -68,11 +68,11 @@ export function createMetrics(sources: MetricSources): ProxyMetrics {
     collect() { this.reset(); this.inc(sources.bodies().reusedItems); },
   });
   new Gauge({
-    name: 'ctxfold_requests_in_flight', help: 'Requests being served now.', registers,
+    name: 'ctxfold_requests_in_flight', help: 'Requests being served now (the proxy\'s own /metrics and /healthz not counted).', registers,
     collect() { this.set(sources.inFlight()); },
   });
   const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
-  const upstream = new Histogram({ name: 'ctxfold_upstream_latency_seconds', help: 'Seconds from forwarding a request to the upstream\'s response headers, by route.', labelNames: ['route'], buckets, registers });
+  const upstream = new Histogram({ name: 'ctxfold_upstream_latency_seconds', help: 'Seconds from each call to the upstream to its response headers, by route (a request with recall rounds makes several calls).', labelNames: ['route'], buckets, registers });
   const overhead = new Histogram({
     name: 'ctxfold_proxy_overhead_seconds', help: 'Seconds the proxy spent on a request before forwarding it (read, parse, fold, serialize), by route.', labelNames: ['route'],
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers,

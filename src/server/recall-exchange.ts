@@ -44,14 +44,21 @@ export interface RecallExchange {
 
 /** How the exchange ended: the forward result, what the last answer said, and the rounds answered. */
 export interface RecallExchangeResult extends ForwardResult {
+  /** Seconds until each upstream call's headers, one per call that answered, in order; `upstreamSeconds` is their sum. */
+  readonly upstreamCalls: readonly number[];
   readonly facts?: AnswerFacts;
   readonly report: Report;
   readonly rounds: number;
 }
 
-/** One upstream call of an exchange: the client's request (headers, path) with `body`, on the call's pool, timeout and abort signal. */
-export function callRound(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined): Promise<UpstreamResponse> {
-  return callUpstream({
+/**
+ * One upstream call of an exchange: the client's request (headers, path) with `body`, on the
+ * call's pool, timeout and abort signal. Once the upstream answered, the seconds until its
+ * headers are appended to `calls` (one entry per call that answered).
+ */
+export async function callRound(req: IncomingMessage, call: ForwardCall, body: Uint8Array | undefined, contentType: string | undefined, calls: number[]): Promise<UpstreamResponse> {
+  const started = performance.now();
+  const upstream = await callUpstream({
     url: upstreamUrl(call.upstream, call.path, call.search),
     method: call.method,
     headers: forwardHeaders(req.headers, call.key, contentType),
@@ -60,6 +67,13 @@ export function callRound(req: IncomingMessage, call: ForwardCall, body: Uint8Ar
     clientGone: call.clientGone,
     timeoutMs: call.timeoutMs,
   });
+  calls.push((performance.now() - started) / 1000);
+  return upstream;
+}
+
+/** An exchange's upstream timings as its result reports them: each call's, and their sum (undefined when no call answered). */
+export function upstreamTimes(calls: readonly number[]): { readonly upstreamCalls: readonly number[]; readonly upstreamSeconds?: number } {
+  return calls.length === 0 ? { upstreamCalls: calls } : { upstreamCalls: calls, upstreamSeconds: calls.reduce((a, b) => a + b, 0) };
 }
 
 /**
@@ -91,21 +105,16 @@ export function exchangeRounds<R>(exchange: RecallExchange, read: (reply: R) => 
  */
 export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerResponse, call: ForwardCall, exchange: RecallExchange): Promise<RecallExchangeResult> {
   const { dialect, route } = exchange;
-  let upstreamSeconds = 0;
+  const calls: number[] = [];
   let latest: WholeReply | undefined;
   /** The usage of every answer before `latest`, added up (the client is shown the whole). */
   let earlier: Fields | undefined;
   let rounds = 0;
   let report = exchange.report;
   const send = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> => {
-    const started = performance.now();
-    try {
-      earlier = totalUsage(earlier, usageOf(latest?.json));
-      latest = await readWhole(await callRound(req, call, body, contentType));
-      return latest;
-    } finally {
-      upstreamSeconds += (performance.now() - started) / 1000;
-    }
+    earlier = totalUsage(earlier, usageOf(latest?.json));
+    latest = await readWhole(await callRound(req, call, body, contentType, calls));
+    return latest;
   };
   let reply: WholeReply;
   let pending: boolean;
@@ -124,11 +133,11 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
       const failure = error instanceof UpstreamError ? error.failure : 'unreachable';
       if (failure === 'client-gone') {
         res.destroy();
-        return { status: CLIENT_CLOSED, complete: false, problem: message, report, rounds };
+        return { status: CLIENT_CLOSED, complete: false, ...upstreamTimes(calls), problem: message, report, rounds };
       }
       const status = failure === 'timeout' ? 504 : 502;
       sendError(res, call.errors, { status, message, code: failure === 'timeout' ? 'ctxfold_upstream_timeout' : 'ctxfold_upstream_unreachable' });
-      return { status, complete: false, problem: message, report, rounds };
+      return { status, complete: false, ...upstreamTimes(calls), problem: message, report, rounds };
     }
     reply = latest;
     pending = true;
@@ -138,5 +147,5 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
   const facts = complete ? wholeFacts(route, reply) : undefined;
   const why = problem ?? (complete ? undefined : 'the client disconnected');
   const status = complete || !call.clientGone.aborted ? reply.status : CLIENT_CLOSED;
-  return { status, complete, upstreamSeconds, ...(why !== undefined ? { problem: why } : {}), facts, report, rounds };
+  return { status, complete, ...upstreamTimes(calls), ...(why !== undefined ? { problem: why } : {}), facts, report, rounds };
 }

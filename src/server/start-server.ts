@@ -11,7 +11,7 @@ import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { openStore } from './open-store.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
-import { routeFor, type Route } from './routes.js';
+import { ROUTES, routeFor, type Route } from './routes.js';
 import { createBodyReuse } from './body-reuse.js';
 import { InFlight } from './in-flight.js';
 import { createUpstreamAgent } from './upstream.js';
@@ -31,6 +31,9 @@ export interface RunningServer {
    */
   close(): Promise<void>;
 }
+
+/** The paths of the proxy's own probes: served, but not counted in `ctxfold_requests_in_flight`. */
+const OWN_PROBES = new Set(ROUTES.filter((r) => r.kind === 'healthz' || r.kind === 'metrics').map((r) => r.path));
 
 function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(value);
@@ -54,7 +57,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   if (opened.warning !== undefined) logger.warn({ store: 'redis' }, opened.warning);
   // The gauges read the pool when scraped, which is never before it exists.
   const bodies = createBodyReuse({ maxBytes: options.bodyMemoryBytes });
-  const metrics = createMetrics({ jobs: () => pool.jobs(), inFlight: () => inFlight.count, bodies: () => bodies.stats() });
+  const metrics = createMetrics({ jobs: () => pool.jobs(), inFlight: () => inFlight.served, bodies: () => bodies.stats() });
   const pool: CompressorPool = createCompressorPool({
     config: options.config,
     maxContextTokens: options.maxContextTokens,
@@ -118,7 +121,8 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   // Idle keep-alive connections stay open longer than a load balancer's usual 60 s, so it never
   // sends a request on a connection the proxy is closing at that moment.
   const server = createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
-    const finished = inFlight.enter(res);
+    const own = OWN_PROBES.has((req.url ?? '').split('?', 1)[0]);
+    const finished = inFlight.enter(res, own);
     void handle(req, res).catch((error: unknown) => {
       logger.error({ err: { name: (error as Error)?.name, message: (error as Error)?.message } }, 'internal error');
       sendError(res, 'openai', { status: 500, message: 'internal error in the ctxfold proxy', code: 'ctxfold_internal' });

@@ -1,10 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { isFields, type Fields } from '../adapters/openai/endpoints.js';
 import { answerRecallRounds } from '../recall/rounds.js';
 import { CLIENT_CLOSED, type ForwardCall } from './forward.js';
 import { sendError } from './json-errors.js';
-import { callRound, exchangeRounds, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
+import { callRound, exchangeRounds, upstreamTimes, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
 import { drained, relay } from './relay.js';
 import { streamSignalOf } from './routes.js';
 import { SseReader } from './sse-reader.js';
@@ -77,7 +76,7 @@ function parsed(data: string): Fields | undefined {
 export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: ServerResponse, call: ForwardCall, exchange: RecallExchange): Promise<RecallExchangeResult> {
   const { dialect, route } = exchange;
   const stream = dialect.stream;
-  let upstreamSeconds = 0;
+  const calls: number[] = [];
   let rounds = 0;
   let report = exchange.report;
   let latest: StreamRound | undefined;
@@ -98,8 +97,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     const raised = earlier;
     /** An event as the client is shown it: the usage of the earlier answers added to its own. */
     const raise = (payload: Fields | undefined) => (payload === undefined ? undefined : withEarlierStreamUsage(dialect.format, payload, raised));
-    const started = performance.now();
-    const upstream = await callRound(req, call, body, contentType).finally(() => { upstreamSeconds += (performance.now() - started) / 1000; });
+    const upstream = await callRound(req, call, body, contentType, calls);
     const { status, headers } = upstream;
     const type = String(headers['content-type'] ?? '').toLowerCase();
     if (status < 200 || status >= 300 || !type.startsWith('text/event-stream')) {
@@ -225,11 +223,11 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
       const failure = error instanceof UpstreamError ? error.failure : 'unreachable';
       if (failure === 'client-gone' || res.headersSent) {
         res.destroy();
-        return { status: res.headersSent ? res.statusCode : CLIENT_CLOSED, complete: false, upstreamSeconds, problem: message, report, rounds };
+        return { status: res.headersSent ? res.statusCode : CLIENT_CLOSED, complete: false, ...upstreamTimes(calls), problem: message, report, rounds };
       }
       const status = failure === 'timeout' ? 504 : 502;
       sendError(res, call.errors, { status, message, code: failure === 'timeout' ? 'ctxfold_upstream_timeout' : 'ctxfold_upstream_unreachable' });
-      return { status, complete: false, upstreamSeconds, problem: message, report, rounds };
+      return { status, complete: false, ...upstreamTimes(calls), problem: message, report, rounds };
     }
     // A failure of ctxfold itself in a round: the last answer received goes out, without its recall calls.
     reply = latest;
@@ -238,6 +236,6 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
   const complete = await finish(reply, pending);
   const why = problem ?? (complete ? undefined : 'the client disconnected');
   const status = complete || !call.clientGone.aborted ? (res.headersSent ? res.statusCode : reply.status) : CLIENT_CLOSED;
-  return { status, complete, upstreamSeconds, ...(why !== undefined ? { problem: why } : {}), facts: complete ? reply.facts : undefined, report, rounds };
+  return { status, complete, ...upstreamTimes(calls), ...(why !== undefined ? { problem: why } : {}), facts: complete ? reply.facts : undefined, report, rounds };
 }
 
