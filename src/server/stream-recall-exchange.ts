@@ -222,8 +222,10 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     if (error instanceof UpstreamError || latest === undefined) {
       const failure = error instanceof UpstreamError ? error.failure : 'unreachable';
       if (failure === 'client-gone' || res.headersSent) {
+        // The client leaving is 499 whether or not a round's events had reached it; an upstream that broke off mid-stream keeps the status sent.
+        const left = failure === 'client-gone' || call.clientGone.aborted || !res.headersSent;
         res.destroy();
-        return { status: res.headersSent ? res.statusCode : CLIENT_CLOSED, complete: false, ...upstreamTimes(calls), problem: message, report, rounds };
+        return { status: left ? CLIENT_CLOSED : res.statusCode, complete: false, ...upstreamTimes(calls), problem: message, report, rounds };
       }
       const status = failure === 'timeout' ? 504 : 502;
       sendError(res, call.errors, { status, message, code: failure === 'timeout' ? 'ctxfold_upstream_timeout' : 'ctxfold_upstream_unreachable' });
