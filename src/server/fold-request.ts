@@ -114,7 +114,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
   try {
     const chat = chatOf(req.headers, body, history, tenant, options.chatIdHeader);
     const { compressor } = ctx.pool.forModel(model);
-    // Recall (--recall): offered, and answered here, on Chat Completions and Responses, streamed or not.
+    // Recall (--recall): offered, and answered here, on Chat Completions, Responses and Messages, streamed or not.
     const dialect = proxyRecallDialect(route, body, compressor);
     const extras = { ...route.endpoint.extras(body), ...(compressor.recall && !dialect ? { recall: false } : {}) };
     const { messages: view, report, tools } = await compressor.compress(chat.chatId, history as unknown[], extras);

@@ -54,7 +54,8 @@ export interface ServerOptions {
   summarizer?: Summarizer | null;
   /**
    * Recall (`--recall`, off by default): the store keeps the originals each summary replaces, and on
-   * `/v1/chat/completions` and `/v1/responses`, streamed or not, the proxy offers the
+   * `/v1/chat/completions`, `/v1/responses` (an `input` list) and `/v1/messages` (Anthropic),
+   * streamed or not, the proxy offers the
    * `ctxfold_recall` tool and answers its calls itself (at most `rounds` per request). Needs a
    * store that keeps originals: every spec does (`sqlite:PATH`, `redis://`, `memory`); a
    * `StateStore` object without `putOriginals` / `getOriginals` / `searchOriginals` is an
