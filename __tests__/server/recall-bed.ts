@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from '@jest/globals';
 import type { ServerResponse } from 'node:http';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
 import { json, startUpstream, type StandInUpstream, type UpstreamHandler } from '../helpers/upstream-server.js';
@@ -59,6 +60,24 @@ export async function startRecallBed(options: Partial<ServerOptions> = {}): Prom
       await proxy.close();
       await upstream.close();
     },
+  };
+}
+
+/**
+ * One bed for a test file: started before its tests (`beforeAll`), stopped after them
+ * (`afterAll`); the returned function reads it.
+ */
+export function recallBedForFile(options: Partial<ServerOptions> = {}): () => RecallBed {
+  let bed: RecallBed | undefined;
+  beforeAll(async () => {
+    bed = await startRecallBed(options);
+  });
+  afterAll(async () => {
+    await bed?.close();
+  });
+  return () => {
+    if (bed === undefined) throw new Error('the recall bed is read before beforeAll started it');
+    return bed;
   };
 }
 
