@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { get_encoding } from 'tiktoken';
-import { createCompressor, createExtractiveSummarizer, createTokenCounter, type OpenAIChatMessage, type SummaryStartEvent } from '../src/index.js';
+import { compressContext, compressWithSummary, createCompressor, createExtractiveSummarizer, createTokenCounter, type OpenAIChatMessage, type SummaryStartEvent } from '../src/index.js';
 import { generateCodeAgentConversation, generateSupportAgentConversation } from '../bench/fixtures/domains/index.js';
 import { modelRequestEnds } from '../bench/fixtures/conversation.js';
 
@@ -40,9 +40,9 @@ function longSystemPrompt(tokens: number): OpenAIChatMessage {
   return { role: 'system', content: sentence.repeat(Math.ceil(tokens / per)) };
 }
 
-async function replay(history: OpenAIChatMessage[]): Promise<{ folds: SummaryStartEvent[]; requests: number; triggered: number }> {
+async function replay(history: OpenAIChatMessage[], recall = false): Promise<{ folds: SummaryStartEvent[]; requests: number; triggered: number }> {
   const compressor = createCompressor({
-    maxContextTokens: BUDGET, lowWaterMark: LOW_WATER, keepLast: 4,
+    maxContextTokens: BUDGET, lowWaterMark: LOW_WATER, keepLast: 4, recall,
     summarizer: createExtractiveSummarizer(), counter: createTokenCounter(),
   });
   const folds: SummaryStartEvent[] = [];
@@ -83,4 +83,29 @@ describe('a chat whose floor stands above the low-water mark is summarized in st
       expect(folds.length).toBeLessThanOrEqual(Math.ceil(triggered / 2));
     });
   }
+
+  /** The code agent's history behind the long system prompt. */
+  const history = () => [longSystemPrompt(1_650), ...generateCodeAgentConversation({ messages: 160, seed: 4242 }).filter((m) => m.role !== 'system')];
+
+  test('with recall on, every trigger folds at once: what the view drops is recallable only once a summary covers it', async () => {
+    const { folds, triggered } = await replay(history(), true);
+    expect(folds.length).toBeGreaterThan(Math.ceil(triggered / 2));
+  });
+
+  test('a one-shot summary (compressWithSummary) folds what the request asks for, a step or not', async () => {
+    // Short turns behind the long system prompt: the first requests over the trigger have little to fold.
+    const h: OpenAIChatMessage[] = [longSystemPrompt(1_650)];
+    for (let k = 0; k < 40; k++) h.push({ role: 'user', content: `Question ${k}: which release added option opt_${k}, and in which file?` }, { role: 'assistant', content: `Release 4.${k}.0 added opt_${k}, in src/options/part_${k}.ts line ${100 + k}.` });
+    const planning = { maxContextTokens: BUDGET, compressionThresholdTokens: THRESHOLD, lowWaterMark: LOW_WATER, keepLast: 4, counter: createTokenCounter() };
+    let checked = 0;
+    for (let end = 2; end <= h.length; end += 2) {
+      const request = h.slice(0, end);
+      const asked = compressContext(request, planning).report.summarize;
+      if (!asked?.belowStep) continue;
+      const result = await compressWithSummary(request, { ...planning, summarizer: createExtractiveSummarizer() });
+      expect(result.coveredIds.length).toBeGreaterThanOrEqual(asked.end - asked.start);
+      if (++checked === 5) break;
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
 });

@@ -104,6 +104,12 @@ export interface SummarizeRange {
   readonly start: number;
   readonly end: number;
   readonly roomTokens?: number;
+  /**
+   * True when folding now would fold less than a fold step (`1 - lowWaterMark` of the trigger)
+   * while the floor alone stands above the low-water mark (`foldsAStep`): a background summary
+   * may wait for more (`createCompressor` does, without recall); a one-shot summary folds it now.
+   */
+  readonly belowStep?: true;
 }
 
 /** The planner's output: the view to send and the decisions behind it. */
@@ -235,7 +241,7 @@ function foldEnd(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: numb
 }
 
 /**
- * False when a summary now would fold too little to be worth a summarizer call: folding all it
+ * False when a summary now would fold too little to be worth a background summarizer call: folding all it
  * may fold (every group not yet summarized before the kept tail) still leaves the view above the
  * low-water mark, so the view stays at the trigger whatever is folded, and those groups cost less
  * than a fold step (`1 - lowWaterMark` of the trigger). There, folding as soon as anything is
@@ -634,10 +640,11 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   const threshold = options.compressionThresholdTokens;
   // Uncounted messages mean the counted ones alone passed the budget and the threshold.
   // What the kept tail yielded to the limit may be summarized too: it is no longer sent whole.
-  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit
-    && (countedFrom > coveredEnd || foldsAStep(grouping, tokens, coveredEnd, coverLimit, untrimmed, summaryTokens ?? 0, options))) {
+  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit) {
     const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, coverLimit, untrimmed, summaryTokens ?? 0, options);
+    const belowStep = countedFrom <= coveredEnd && !foldsAStep(grouping, tokens, coveredEnd, coverLimit, untrimmed, summaryTokens ?? 0, options);
     summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole))) };
+    if (belowStep) summarize = { ...summarize, belowStep };
   }
   return {
     messages: out,

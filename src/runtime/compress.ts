@@ -91,7 +91,11 @@ export interface CompressReport {
    * When over the threshold: the messages a summarizer should fold in next, by index and id, and
    * with a budget the room a summary of them has in the view that keeps the rest (`roomTokens`).
    */
-  readonly summarize?: { readonly start: number; readonly end: number; readonly roomTokens?: number; readonly ids: readonly string[] };
+  readonly summarize?: {
+    readonly start: number; readonly end: number; readonly roomTokens?: number; readonly ids: readonly string[];
+    /** True when the fold would be less than a step while the floor stands above the low-water mark: `createCompressor` waits for more (without recall). */
+    readonly belowStep?: true;
+  };
   readonly notes: readonly string[];
 }
 
@@ -402,7 +406,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
     return out;
   });
   const s = d.summarize;
-  const summarize = s ? lazyObject(s.roomTokens === undefined ? { start: s.start, end: s.end } : { start: s.start, end: s.end, roomTokens: s.roomTokens }, 'ids', () => Array.from({ length: s.end - s.start }, (_, k) => idOf(s.start + k))) : undefined;
+  const summarize = s ? lazyObject({ start: s.start, end: s.end, ...(s.roomTokens === undefined ? {} : { roomTokens: s.roomTokens }), ...(s.belowStep ? { belowStep: s.belowStep } : {}) }, 'ids', () => Array.from({ length: s.end - s.start }, (_, k) => idOf(s.start + k))) : undefined;
   const groupStats = memo(() => {
     let turns = 0;
     let largest = 0;

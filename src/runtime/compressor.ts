@@ -267,6 +267,16 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     return window === undefined || minimumTokens === undefined || window - report.reservedOutputTokens - minimumTokens > 0;
   }
 
+  /**
+   * Where the floor alone stands above the low-water mark, no fold brings the view down to it, and
+   * folding whatever just left the kept tail would make a summary per request, each of one turn:
+   * a background summary waits until a fold step's worth is foldable (`report.summarize.belowStep`).
+   * Not with recall on: what the view drops meanwhile is recallable only once a summary covers it.
+   */
+  function foldsEnough(report: CompressResult<unknown>['report']): boolean {
+    return Boolean(recall) || report.summarize?.belowStep !== true;
+  }
+
   function schedule(chatId: string, messages: readonly unknown[]): TriggerOutcome | 'not-needed' {
     if (!summarizer || threshold === undefined) return 'not-needed';
     // The job works on the history as it is now: the caller may edit or replace its messages
@@ -282,8 +292,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       if (sample) emit('calibration', sample);
     }
     // After the response: summarize in the background only when the history asks for it, and a
-    // summary is of use (`summaryUseful`).
-    if (report.summarize && summaryUseful(report)) schedule(chatId, messages);
+    // summary is of use (`summaryUseful`, `foldsEnough`).
+    if (report.summarize && summaryUseful(report) && foldsEnough(report)) schedule(chatId, messages);
   }
 
   const recallApi: CompressorRecall | undefined = recall ? {
@@ -323,7 +333,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     ...(recallApi ? { recall: recallApi } : {}),
     schedule(chatId, messages) {
       const { report } = analyzeContext(messages, { ...planning, chatId });
-      return report.summarize && summaryUseful(report) ? schedule(chatId, messages) : 'not-needed';
+      return report.summarize && summaryUseful(report) && foldsEnough(report) ? schedule(chatId, messages) : 'not-needed';
     },
     async drain() {
       await scheduler.drain();
