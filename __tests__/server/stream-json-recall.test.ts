@@ -28,29 +28,24 @@ describe('a streamed request answered with JSON', () => {
     expect((sent[1].body?.messages as { role: string }[]).at(-1)).toMatchObject({ role: 'tool', tool_call_id: RECALL_CALL.id });
   });
 
-  test('responses: the recall call is answered, the client gets the second JSON answer', async () => {
+  const response = (output: unknown[]) => ({ id: 'resp_1', object: 'response', status: 'completed', output, tools: [], usage: { input_tokens: 10, output_tokens: 1, total_tokens: 11 } });
+  const message = (content: unknown[], stop: string) => ({ id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } });
+  const routes = [
+    {
+      name: 'responses', path: '/v1/responses', request: { model: 'm', stream: true, input: history },
+      recall: response([{ type: 'function_call', id: 'fc_1', call_id: 'call_r', name: 'ctxfold_recall', arguments: '{"query":"cache"}', status: 'completed' }]),
+      answer: response([{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'In /srv/cache.', annotations: [] }] }]),
+    },
+    {
+      name: 'messages', path: '/v1/messages', request: { model: 'm', max_tokens: 100, stream: true, messages: history },
+      recall: message([{ type: 'tool_use', id: 'toolu_1', name: 'ctxfold_recall', input: { query: 'cache' } }], 'tool_use'),
+      answer: message([{ type: 'text', text: 'In /srv/cache.' }], 'end_turn'),
+    },
+  ];
+  test.each(routes)('$name: the recall call is answered, the client gets the second JSON answer', async ({ path, request, recall, answer }) => {
     const before = bed().upstream.requests.length;
-    const response = (output: unknown[]) => ({ id: 'resp_1', object: 'response', status: 'completed', output, tools: [], usage: { input_tokens: 10, output_tokens: 1, total_tokens: 11 } });
-    bed().script(
-      (_q, res) => json(res, 200, response([{ type: 'function_call', id: 'fc_1', call_id: 'call_r', name: 'ctxfold_recall', arguments: '{"query":"cache"}', status: 'completed' }])),
-      (_q, res) => json(res, 200, response([{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'In /srv/cache.', annotations: [] }] }])),
-    );
-    const r = await post(bed().proxy, '/v1/responses', { model: 'm', stream: true, input: history });
-    const text = await r.text();
-    expect(r.status).toBe(200);
-    expect(text).not.toContain('ctxfold_recall');
-    expect(text).toContain('In /srv/cache.');
-    expect(bed().upstream.requests.length - before).toBe(2);
-  });
-
-  test('messages: the recall call is answered, the client gets the second JSON answer', async () => {
-    const before = bed().upstream.requests.length;
-    const message = (content: unknown[], stop: string) => ({ id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } });
-    bed().script(
-      (_q, res) => json(res, 200, message([{ type: 'tool_use', id: 'toolu_1', name: 'ctxfold_recall', input: { query: 'cache' } }], 'tool_use')),
-      (_q, res) => json(res, 200, message([{ type: 'text', text: 'In /srv/cache.' }], 'end_turn')),
-    );
-    const r = await post(bed().proxy, '/v1/messages', { model: 'm', max_tokens: 100, stream: true, messages: history });
+    bed().script((_q, res) => json(res, 200, recall), (_q, res) => json(res, 200, answer));
+    const r = await post(bed().proxy, path, request);
     const text = await r.text();
     expect(r.status).toBe(200);
     expect(text).not.toContain('ctxfold_recall');

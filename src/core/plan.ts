@@ -218,6 +218,16 @@ export function foldShare(trigger: number, lowWaterMark: number): number {
   return Math.floor(((1 - lowWaterMark) / 2) * trigger);
 }
 
+/** What a fold is reckoned against: the smaller of threshold and budget (Infinity with neither). */
+export function foldTrigger(options: Pick<PlanOptions, 'compressionThresholdTokens' | 'maxContextTokens'>): number {
+  return Math.min(options.compressionThresholdTokens ?? Infinity, options.maxContextTokens ?? Infinity);
+}
+
+/** Tokens of the view, the current summary counted, that a fold brings it to: the low-water mark less what the next summary may add (`summaryReserve`). */
+function foldTarget(trigger: number, lowWaterMark: number, inForce: number): number {
+  return trigger * lowWaterMark - Math.max(0, summaryReserve(trigger, lowWaterMark, inForce) - inForce);
+}
+
 /**
  * Where the next summary should end: it folds the oldest groups not yet summarized (all that were
  * never counted among them) until the view without them, with the next summary in it, is at the
@@ -227,9 +237,9 @@ export function foldShare(trigger: number, lowWaterMark: number): number {
  * `untrimmed`). At least one group; never into the kept tail.
  */
 function foldEnd(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: number, countedFrom: number, tStart: number, untrimmed: number, inForce: number, options: PlanOptions): number {
-  const trigger = Math.min(options.compressionThresholdTokens ?? Infinity, options.maxContextTokens ?? Infinity);
+  const trigger = foldTrigger(options);
   if (!Number.isFinite(trigger)) return tStart;
-  const target = trigger * (options.lowWaterMark ?? 1) - Math.max(0, summaryReserve(trigger, options.lowWaterMark ?? 1, inForce) - inForce);
+  const target = foldTarget(trigger, options.lowWaterMark ?? 1, inForce);
   const { groupOf, pinned } = grouping;
   let j = Math.max(coveredEnd, Math.min(countedFrom, tStart));
   let t = untrimmed;
@@ -250,13 +260,15 @@ function foldEnd(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: numb
  * can be reached. True wherever the mark can be reached, and with `lowWaterMark` 1.
  */
 function foldsAStep(grouping: Grouping, tokens: ArrayLike<number>, coveredEnd: number, coverLimit: number, untrimmed: number, inForce: number, options: PlanOptions): boolean {
-  const trigger = Math.min(options.compressionThresholdTokens ?? Infinity, options.maxContextTokens ?? Infinity);
+  const trigger = foldTrigger(options);
   const lowWaterMark = options.lowWaterMark ?? 1;
   if (!Number.isFinite(trigger) || lowWaterMark >= 1) return true;
+  const target = foldTarget(trigger, lowWaterMark, inForce);
+  // Enough to fold: what reaches the mark, or a step; the sum stops as soon as it is reached.
+  const enough = Math.min(untrimmed - target, trigger * (1 - lowWaterMark));
   let foldable = 0;
-  for (let j = coveredEnd; j < coverLimit; j++) if (!grouping.pinned[j]) foldable += tokens[j];
-  const target = trigger * lowWaterMark - Math.max(0, summaryReserve(trigger, lowWaterMark, inForce) - inForce);
-  return untrimmed - foldable <= target || foldable >= trigger * (1 - lowWaterMark);
+  for (let j = coveredEnd; j < coverLimit && foldable < enough; j++) if (!grouping.pinned[j]) foldable += tokens[j];
+  return foldable >= enough;
 }
 
 /** The text of a note put between two turns of one role that a cut brought together. */

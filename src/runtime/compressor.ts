@@ -277,6 +277,11 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     return Boolean(recall) || report.summarize?.belowStep !== true;
   }
 
+  /** A background summary is to be made: the history asks for one, and it is of use (`summaryUseful`, `foldsEnough`). */
+  function summaryWanted(report: CompressResult<unknown>['report']): boolean {
+    return report.summarize !== undefined && summaryUseful(report) && foldsEnough(report);
+  }
+
   function schedule(chatId: string, messages: readonly unknown[]): TriggerOutcome | 'not-needed' {
     if (!summarizer || threshold === undefined) return 'not-needed';
     // The job works on the history as it is now: the caller may edit or replace its messages
@@ -291,9 +296,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       const sample = calibration.record(chatId, model, report.tokensAfter, billed);
       if (sample) emit('calibration', sample);
     }
-    // After the response: summarize in the background only when the history asks for it, and a
-    // summary is of use (`summaryUseful`, `foldsEnough`).
-    if (report.summarize && summaryUseful(report) && foldsEnough(report)) schedule(chatId, messages);
+    // After the response: summarize in the background when a summary is wanted.
+    if (summaryWanted(report)) schedule(chatId, messages);
   }
 
   const recallApi: CompressorRecall | undefined = recall ? {
@@ -333,7 +337,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     ...(recallApi ? { recall: recallApi } : {}),
     schedule(chatId, messages) {
       const { report } = analyzeContext(messages, { ...planning, chatId });
-      return report.summarize && summaryUseful(report) && foldsEnough(report) ? schedule(chatId, messages) : 'not-needed';
+      return summaryWanted(report) ? schedule(chatId, messages) : 'not-needed';
     },
     async drain() {
       await scheduler.drain();

@@ -1,6 +1,6 @@
 import { summaryTextCounter } from '../tokens/counter.js';
 import { SummarizerError } from '../errors.js';
-import { foldShare } from '../core/plan.js';
+import { foldShare, foldTrigger } from '../core/plan.js';
 import { scanStructure } from '../core/structure.js';
 import { withCallNames } from '../core/transcript.js';
 import type { TranscriptEntry } from '../formats/lens.js';
@@ -146,7 +146,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     if (g.type === 'turn') withCallNames(entries, scanStructure(input, lens, g.start, g.end), start);
   });
   const plan = ctx.planning.plan;
-  const trigger = Math.min(plan.compressionThresholdTokens ?? Infinity, plan.maxContextTokens ?? Infinity);
+  const trigger = foldTrigger(plan);
   const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1, plan.maxContextTokens);
   const { summary, calls, factsSeen, factsKept } = await summarizeRolling(ctx.summarizer, {
     ...(allowedTokens === undefined ? {} : { maxTokens: allowedTokens }),

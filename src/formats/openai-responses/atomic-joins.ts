@@ -21,13 +21,16 @@ function answersApproval(item: ResponsesItem, next: ResponsesItem): boolean {
 export function responsesJoins(messages: readonly ResponsesItem[], read: (message: ResponsesItem) => Reading): Uint8Array | undefined {
   let joins: Uint8Array | undefined;
   let reasoned = false; // a reasoning item stands earlier in the current model turn
+  // Each item is read once: whether it is in a model turn is carried to the next step.
+  let inTurn = messages.length > 0 && inModelTurn(read(messages[0]));
   for (let i = 0; i + 1 < messages.length; i++) {
     const item = messages[i];
     const type = typeOf(item);
     if (type === 'reasoning') reasoned = true;
-    else if (!inModelTurn(read(item))) reasoned = false;
+    else if (!inTurn) reasoned = false;
     const next = messages[i + 1];
-    if (type === 'reasoning' || (reasoned && inModelTurn(read(next))) || (type === 'mcp_approval_request' && answersApproval(item, next))) {
+    inTurn = inModelTurn(read(next));
+    if (type === 'reasoning' || (reasoned && inTurn) || (type === 'mcp_approval_request' && answersApproval(item, next))) {
       joins ??= new Uint8Array(messages.length);
       joins[i + 1] = 1;
     }
