@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { ctxfoldMiddleware, type CtxfoldMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
-import { loadAi6, loadAi7, textResult, textStreamParts, toolCallsResult, type Sdk } from '../helpers/ai-sdk-sdk.js';
+import { loadAi6, loadAi7, textResult, textStreamParts, toolCallsResult, usage, type Sdk } from '../helpers/ai-sdk-sdk.js';
 import { providerPromptProblems } from '../helpers/ai-sdk-provider-prompt.js';
 
 /**
@@ -67,7 +67,6 @@ function streamingModel(script: unknown[][]) {
 /** The stream parts of one tool call (input streamed in two deltas), then a `tool-calls` finish. */
 function toolStreamParts(id: string, name: string, input: unknown): unknown[] {
   const text = JSON.stringify(input);
-  const usage = { inputTokens: { total: 100, noCache: 100, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
   return [
     { type: 'stream-start', warnings: [] },
     { type: 'tool-input-start', id, toolName: name },
@@ -75,7 +74,7 @@ function toolStreamParts(id: string, name: string, input: unknown): unknown[] {
     { type: 'tool-input-delta', id, delta: text.slice(5) },
     { type: 'tool-input-end', id },
     { type: 'tool-call', toolCallId: id, toolName: name, input: text },
-    { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage },
+    { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(100) },
   ];
 }
 const recallStreamParts = (id: string, input: unknown) => toolStreamParts(id, 'ctxfold_recall', input);
@@ -129,6 +128,18 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     });
   });
 
+  test('usage adds up every call made for the request (each is billed); the chat is calibrated on the last call alone', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    const samples: { billed: number }[] = [];
+    mw.compressor.on('calibration', (e) => samples.push(e));
+    const { model } = scriptedModel(toolCallsResult([{ id: 'r1', name: 'ctxfold_recall', input: { query: 'LX-5520' } }], 300), textResult('The key is LX-5520.', 700));
+    const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+    expect(result.text).toBe('The key is LX-5520.');
+    expect(result.usage).toMatchObject({ inputTokens: 1000, outputTokens: 10 });
+    expect(samples.map((s) => s.billed)).toEqual([700]);
+  });
+
   test("the application's own tools stay, and a result mixing them with a recall call reaches it without the recall call", async () => {
     const messages = history(24);
     const mw = await foldedMiddleware(messages);
@@ -170,6 +181,19 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     expect(tail[0]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'r1', toolName: 'ctxfold_recall', input: { query: 'LX-5520' } }] });
     expect(JSON.stringify(tail[1].content[0].output)).toContain('/etc/lantern/app.toml');
     expect(providerPromptProblems(calls[1].prompt)).toEqual([]);
+  });
+
+  test('streamText: usage adds up every round streamed for the request; the chat is calibrated on the last round alone', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages);
+    const samples: { billed: number }[] = [];
+    mw.compressor.on('calibration', (e) => samples.push(e));
+    const recall = recallStreamParts('r1', { query: 'LX-5520' }).map((p) => ((p as { type: string }).type === 'finish' ? { ...(p as object), usage: usage(300) } : p));
+    const { model } = streamingModel([recall, textStreamParts('The key is LX-5520.', 700)]);
+    const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+    expect(await result.text).toBe('The key is LX-5520.');
+    expect(await result.usage).toMatchObject({ inputTokens: 1000, outputTokens: 10 });
+    expect(samples.map((s) => s.billed)).toEqual([700]);
   });
 
   test('streamText: text first streams through at once; a recall call after it is removed, not answered', async () => {

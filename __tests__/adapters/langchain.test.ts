@@ -119,6 +119,28 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
     expect((model.boundTools as { function?: { name?: string } }[]).map((t) => t.function?.name)).toContain('ctxfold_recall');
   });
 
+  test('with recall on, the answer after a recall round shows the usage of both calls; the chat is calibrated on the last call alone', async () => {
+    const history: BaseMessage[] = [];
+    for (let t = 0; t < 24; t++) {
+      history.push(new HumanMessage({ content: `Question ${t}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
+      history.push(new AIMessage({ content: t === 0 ? 'Noted: key LX-5520.' : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
+    }
+    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: true, counter });
+    const samples: { billed: number }[] = [];
+    mw.compressor.on('calibration', (e) => samples.push(e));
+    const billed = (message: AIMessage, input: number) => Object.assign(message, { usage_metadata: { input_tokens: input, output_tokens: 5, total_tokens: input + 5 } });
+    const script = [answer('first'), () => billed(callsTools([['ctxfold_recall', { query: 'LX-5520' }, 'r1']]), 300), () => billed(new AIMessage('The key is LX-5520.'), 700)];
+    const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
+    const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });
+    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-usage' } });
+    await mw.compressor.drain();
+    const result = await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'The key?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-usage' } });
+    const last = result.messages.at(-1) as AIMessage;
+    expect(String(last.content)).toBe('The key is LX-5520.');
+    expect(last.usage_metadata).toMatchObject({ input_tokens: 1000, output_tokens: 10, total_tokens: 1010 });
+    expect(samples.map((s) => s.billed)).toEqual([700]);
+  });
+
   test("with recall on, a recall call mixed with the agent's own tool call reaches the agent without it", async () => {
     const { systemPrompt, history } = langchainHistory(40, 5);
     const lookup = tool(async () => 'looked up', { name: 'lookup', description: 'Looks a thing up', schema: z.object({ q: z.string() }) });

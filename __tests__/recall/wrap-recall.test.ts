@@ -98,6 +98,33 @@ describe('wrap answers recall calls when given a response reader', () => {
     expect(tail[1].content).toContain(FACT);
   });
 
+  test('a response in the API\'s own shape shows the usage of every call added up (each is billed); calibration reads the last call alone', async () => {
+    const cases: [string, 'openai' | 'openai-responses' | 'anthropic', (n: number, reply: string | { name: string; arguments: unknown }[]) => Record<string, unknown>, Record<string, number>][] = [
+      ['chat', 'openai', completion, { prompt_tokens: 200 }],
+      ['responses', 'openai-responses', responsesReply, { input_tokens: 200 }],
+      ['messages', 'anthropic', messagesReply, { input_tokens: 200, output_tokens: 10 }],
+    ];
+    for (const [, format, make, summed] of cases) {
+      const messages = format === 'anthropic' ? history(24).slice(1) : history(24);
+      const compressor = await summarizedCompressor(messages, { format });
+      const samples: { billed: number }[] = [];
+      compressor.on('calibration', (e) => samples.push(e));
+      const model = scripted(make);
+      model.enqueue(recall({ query: 'LX-5520' }), 'found');
+      const response = await compressor.wrap(model.handler, { readResponse: format })(ask(messages));
+      expect(model.requests).toHaveLength(2);
+      expect(response.usage).toEqual(summed);
+      expect(samples.map((e) => e.billed)).toEqual([100]);
+    }
+    // A reader's wrapper is the application's own object: it comes back as the handler returned it.
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages);
+    const model = scripted((n, reply) => ({ data: completion(n, reply) }));
+    model.enqueue(recall({ ids: ['#2'] }), 'found');
+    const wrapped = await compressor.wrap(model.handler, { readResponse: { format: 'openai', read: (r) => r.data } })(ask(messages));
+    expect(wrapped.data.usage).toEqual({ prompt_tokens: 100 });
+  });
+
   test('{ format, read }: the reader finds the response inside what the handler returns; the last wrapper comes back', async () => {
     const messages = history(24);
     const compressor = await summarizedCompressor(messages);

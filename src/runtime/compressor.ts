@@ -30,7 +30,8 @@ import { resolveRecall } from '../recall/resolve.js';
 import { keepingRecallNote, recallNoteSuffix } from '../recall/summary-note.js';
 import { answerRecallRounds } from '../recall/rounds.js';
 import { responseReader } from '../recall/wrap-reader.js';
-import { shownReply } from '../recall/dialect.js';
+import { isFields, shownReply, type Fields } from '../recall/dialect.js';
+import { totalUsage, usageOf, withEarlierUsage } from '../recall/usage-sum.js';
 
 export type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 import type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
@@ -319,17 +320,26 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
         const call = (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => handler({ ...request, messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) });
         let response: Res = await call({ messages, tools });
         let last = report;
+        // The usage of the calls before the last one, added up (a response in the dialect's own shape shows it).
+        let earlier: Fields | undefined;
         if (reader) {
           // Recall calls are answered here and the handler called again: the application gets the last response.
+          let latest = response;
           const out = await answerRecallRounds<Res>(response, report, {
-            compressor: { compress, recall: recallApi }, dialect: reader.dialect, chatId, history: request.messages, extras: request as RequestExtras, read: reader.read, ask: call,
+            compressor: { compress, recall: recallApi }, dialect: reader.dialect, chatId, history: request.messages, extras: request as RequestExtras, read: reader.read,
+            ask: async (view) => {
+              const read = reader.read(latest);
+              earlier = totalUsage(earlier, isFields(read) ? usageOf(read) : undefined);
+              return (latest = await call(view));
+            },
           });
           // A response in the dialect's own shape is also shown without the recall tool it echoes (Responses `tools`).
           response = reader.asIs ? shownReply(reader.dialect, out.reply, out.pending) : out.reply;
           last = out.report;
         }
         afterResponse(chatId, request.messages, last, { billedInputTokens: billedInputTokens(response), model: modelOf(request as RequestExtras) });
-        return response;
+        // Each call is billed: a response in the API's own shape shows every call's usage added up.
+        return reader?.asIs && isFields(response) ? (withEarlierUsage(response, earlier) as Res) : response;
       };
     },
     compress,

@@ -10,7 +10,7 @@ import { sendError } from './json-errors.js';
 import type { FoldRoute } from './routes.js';
 import { callUpstream, forwardHeaders, upstreamUrl, UpstreamError, type UpstreamResponse } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
-import { totalUsage, usageOf } from './usage-sum.js';
+import { totalUsage, usageOf } from '../recall/usage-sum.js';
 import { readWhole, sendWhole, wholeFacts, type WholeReply } from './whole-reply.js';
 
 type Report = CompressResult<unknown>['report'];

@@ -9,7 +9,7 @@ import { streamSignalOf } from './routes.js';
 import { SseReader } from './sse-reader.js';
 import { relayedHeaders, UpstreamError } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
-import { totalUsage, usageOf, withEarlierStreamUsage } from './usage-sum.js';
+import { totalUsage, usageOf, withEarlierStreamUsage } from '../recall/usage-sum.js';
 import { isJsonAnswer, readWhole, sendWhole, wholeFacts, type WholeReply } from './whole-reply.js';
 
 /** One server-sent event: its data text, that text parsed when it is a JSON object, and its `event:` name. */

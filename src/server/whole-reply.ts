@@ -4,7 +4,7 @@ import { shownReply, type RecallDialect } from '../recall/dialect.js';
 import type { FoldRoute } from './routes.js';
 import { relayedHeaders, type UpstreamResponse } from './upstream.js';
 import type { AnswerFacts } from './usage-watch.js';
-import { withEarlierUsage } from './usage-sum.js';
+import { withEarlierUsage } from '../recall/usage-sum.js';
 
 /** A JSON answer larger than this is relayed as it came, never read for recall calls. */
 const MAX_READ_BYTES = 16 * 1024 * 1024;

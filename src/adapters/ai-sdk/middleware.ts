@@ -6,10 +6,12 @@ import { compressorSlot } from '../shared/compressor-slot.js';
 import { checkMiddlewareOptions } from './options.js';
 import { asProviderPrompt } from './provider-prompt.js';
 import type { AiSdkMiddleware, CtxfoldMiddleware, CtxfoldMiddlewareOptions, ModelCallOptions } from './types.js';
-import { inputTokensOf, watchFinish } from './usage.js';
+import { inputTokensOf, raiseFinishUsage, watchFinish } from './usage.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
 import { answerRecallRounds, type RecallView } from '../../recall/rounds.js';
 import { recallAnsweringStream } from './recall-stream.js';
+import { isFields, type Fields } from '../../recall/dialect.js';
+import { addUsage, totalUsage } from '../../recall/usage-sum.js';
 
 /** What `transformParams` hands to `wrapGenerate` / `wrapStream` for the same call. */
 interface Pending {
@@ -109,16 +111,24 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
     if (p.recall) {
       // The model's recall calls are answered here and the model called again (same params, the
       // new view and tools): the SDK, and the application, get the last result only.
+      // Each call is billed: the result shows their usage added up; the chat is calibrated on the last call's own.
+      let latest = result;
+      let earlier: Fields | undefined;
       const out = await answerRecallRounds(result, p.report, {
         compressor: p.compressor,
         dialect: AI_SDK_RECALL,
         chatId: p.chatId,
         history: p.history,
         extras: p.extras,
-        ask: async (view) => model.doGenerate(roundParams(params, view)),
+        ask: async (view) => {
+          earlier = totalUsage(earlier, isFields(latest.usage) ? latest.usage : undefined);
+          return (latest = await model.doGenerate(roundParams(params, view)));
+        },
       });
       result = out.pending ? AI_SDK_RECALL.without(out.reply) : out.reply;
       report = out.report;
+      p.compressor.afterResponse(p.chatId, p.history, report, { billedInputTokens: inputTokensOf(result.usage), model: p.modelId });
+      return earlier !== undefined && isFields(result.usage) ? { ...result, usage: addUsage(earlier, result.usage) as typeof result.usage } : result;
     }
     p.compressor.afterResponse(p.chatId, p.history, report, { billedInputTokens: inputTokensOf(result.usage), model: p.modelId });
     return result;
@@ -130,6 +140,8 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
     if (!p) return result;
     type Part = typeof result.stream extends ReadableStream<infer P> ? P : never;
     let report = p.report;
+    // The chat is calibrated on the last round's own usage; the application is shown every round's added up.
+    let earlier: Fields | undefined;
     // Recall calls are answered inside the stream: the application gets one stream, the last round's.
     const answered: ReadableStream<Part> = p.recall
       ? recallAnsweringStream<Part>(result.stream, {
@@ -139,14 +151,15 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
         extras: p.extras,
         report: p.report,
         stream: async (view) => (await model.doStream(roundParams(params, view))).stream,
-        onReport: (last) => {
+        onReport: (last, usage) => {
           report = last;
+          earlier = usage;
         },
       })
       : result.stream;
     const stream = answered.pipeThrough(watchFinish<Part>((billed) => {
       p.compressor.afterResponse(p.chatId, p.history, report, { billedInputTokens: billed, model: p.modelId });
-    }));
+    })).pipeThrough(raiseFinishUsage<Part>(() => earlier));
     return { ...result, stream };
   };
 

@@ -1,5 +1,6 @@
 import type { CompressResult } from '../../runtime/compress.js';
-import type { Fields } from '../../recall/dialect.js';
+import { isFields, type Fields } from '../../recall/dialect.js';
+import { totalUsage } from '../../recall/usage-sum.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
 import { assembleParts, recallPartStripper, streamSignal } from '../../recall/ai-sdk-stream.js';
 import { answerRecallRounds, type RecallRounds, type RecallView } from '../../recall/rounds.js';
@@ -42,8 +43,12 @@ export interface StreamRecall<P> extends Omit<RecallRounds<StreamRound<P>>, 'dia
   readonly report: Report;
   /** Streams the same call again with this view (the model's `doStream`). */
   readonly stream: (view: RecallView) => Promise<ReadableStream<P>>;
-  /** Called with the report of the view whose answer the application gets, before any of it streams. */
-  readonly onReport: (report: Report) => void;
+  /**
+   * Called with the report of the view whose answer the application gets, before any of it
+   * streams, and the usage of the rounds answered before it, added up (undefined when none was:
+   * each round is billed, so the application's finish part should show them too).
+   */
+  readonly onReport: (report: Report, earlierUsage: Fields | undefined) => void;
 }
 
 /**
@@ -74,7 +79,9 @@ export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: Strea
     async pull(controller) {
       let sent = false;
       if (queue === undefined) {
-        const out = await answerRecallRounds(await readRound(first, reading), recall.report, {
+        let latest = await readRound(first, reading);
+        let earlier: Fields | undefined;
+        const out = await answerRecallRounds(latest, recall.report, {
           compressor: recall.compressor,
           dialect: AI_SDK_RECALL,
           chatId: recall.chatId,
@@ -84,10 +91,11 @@ export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: Strea
           ask: async (view) => {
             // Cancelled while a round was being read or answered: the model is not asked again.
             if (cancelled) throw new Error('the stream was cancelled');
-            return readRound(await recall.stream(view), reading);
+            earlier = totalUsage(earlier, isFields(latest.result.usage) ? latest.result.usage : undefined);
+            return (latest = await readRound(await recall.stream(view), reading));
           },
         });
-        recall.onReport(out.report);
+        recall.onReport(out.report, earlier);
         queue = out.reply.held;
         rest = out.reply.rest;
         for (const part of queue) sent = emit(controller, part) || sent;

@@ -1,3 +1,6 @@
+import { isFields, type Fields } from '../../recall/dialect.js';
+import { addUsage } from '../../recall/usage-sum.js';
+
 /**
  * Reading what a model response says it cost, in the shapes the AI SDK model specs use. Pure.
  */
@@ -33,6 +36,21 @@ export function watchFinish<P>(onEnd: (inputTokens: number | undefined) => void)
         ended = true;
         onEnd(undefined);
       }
+    },
+  });
+}
+
+/**
+ * A pass-through stream that adds `earlier()` (the usage of the calls made before this stream's,
+ * for the same request) to the `finish` part's usage, field by field (`addUsage`). Every other
+ * part, and a finish part when `earlier()` is undefined, goes through unchanged and in order.
+ */
+export function raiseFinishUsage<P>(earlier: () => Fields | undefined): TransformStream<P, P> {
+  return new TransformStream<P, P>({
+    transform(part, controller) {
+      const before = earlier();
+      if (before === undefined || !isFields(part) || part.type !== 'finish' || !isFields(part.usage)) controller.enqueue(part);
+      else controller.enqueue({ ...part, usage: addUsage(before, part.usage) } as P);
     },
   });
 }

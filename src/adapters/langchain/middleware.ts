@@ -9,7 +9,9 @@ import { checkOptions } from './options.js';
 import { createToolReader, extrasOf, modelNameOf } from './request-extras.js';
 import { langchainSdk } from './sdk.js';
 import { createMessageConverter } from './to-openai.js';
-import { completionOf, withoutRecallToolCalls } from './recall.js';
+import { completionOf, usageMetadataOf, withEarlierUsageMetadata, withoutRecallToolCalls } from './recall.js';
+import { totalUsage } from '../../recall/usage-sum.js';
+import type { Fields } from '../../recall/dialect.js';
 import { CHAT_RECALL } from '../../recall/chat-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
 import { recallToolDefinition } from '../../recall/tool-definition.js';
@@ -76,7 +78,10 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
       const sent = sameAs(view, history) && !recallTools ? request : { ...request, messages: viewToLangChain(view, converter.original, sdk), ...(recallTools ? { tools: recallTools } : {}) };
       let response = await handler(sent as typeof request);
       let last = report;
+      // Each call is billed: the agent is shown their usage added up; the chat is calibrated on the last call's own.
+      let earlier: Fields | undefined;
       if (recallTools) {
+        let latest: unknown = response;
         const out = await answerRecallRounds(response, report, {
           compressor,
           dialect: CHAT_RECALL,
@@ -84,13 +89,16 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
           history,
           extras,
           read: completionOf,
-          ask: async (round) => handler({ ...request, messages: viewToLangChain(round.messages as OpenAIChatMessage[], converter.original, sdk), tools: recallTools } as typeof request),
+          ask: async (round) => {
+            earlier = totalUsage(earlier, usageMetadataOf(latest));
+            return (latest = await handler({ ...request, messages: viewToLangChain(round.messages as OpenAIChatMessage[], converter.original, sdk), tools: recallTools } as typeof request));
+          },
         });
         response = out.pending ? withoutRecallToolCalls(out.reply, sdk) : out.reply;
         last = out.report;
       }
       compressor.afterResponse(chatId, history, last, { billedInputTokens: response?.usage_metadata?.input_tokens, model });
-      return response;
+      return withEarlierUsageMetadata(response, earlier, sdk);
     },
   });
   return Object.assign(middleware, { compressor: slot.compressor });

@@ -1,5 +1,7 @@
 import type { AIMessage } from '@langchain/core/messages';
+import { isFields, type Fields } from '../../recall/dialect.js';
 import { RECALL_TOOL_NAME } from '../../recall/tool-definition.js';
+import { addUsage } from '../../recall/usage-sum.js';
 import type { LangchainSdk } from './sdk.js';
 
 /**
@@ -48,5 +50,32 @@ export function withoutRecallToolCalls<T>(reply: T, sdk: LangchainSdk): T {
     additional_kwargs: additional,
     response_metadata: ai.response_metadata,
     usage_metadata: ai.usage_metadata,
+  }) as unknown as T;
+}
+
+/** The `usage_metadata` a reply carries, or undefined. */
+export function usageMetadataOf(reply: unknown): Fields | undefined {
+  const usage = isFields(reply) ? reply.usage_metadata : undefined;
+  return isFields(usage) ? usage : undefined;
+}
+
+/**
+ * The reply with `earlier` (the usage of the calls made before it for the same model call, added
+ * up) added to its `usage_metadata`: a new `AIMessage`, its other fields as they were. Invariant:
+ * a reply without usage, or with nothing earlier, is returned as is (the same object).
+ */
+export function withEarlierUsageMetadata<T>(reply: T, earlier: Fields | undefined, sdk: LangchainSdk): T {
+  const own = usageMetadataOf(reply);
+  if (earlier === undefined || own === undefined) return reply;
+  const ai = reply as unknown as AIMessage;
+  return new sdk.messages.AIMessage({
+    content: ai.content,
+    id: ai.id,
+    name: ai.name,
+    tool_calls: ai.tool_calls,
+    invalid_tool_calls: ai.invalid_tool_calls,
+    additional_kwargs: ai.additional_kwargs,
+    response_metadata: ai.response_metadata,
+    usage_metadata: addUsage(earlier, own) as unknown as AIMessage['usage_metadata'],
   }) as unknown as T;
 }

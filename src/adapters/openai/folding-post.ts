@@ -9,6 +9,7 @@ import { CHAT_RECALL } from '../../recall/chat-dialect.js';
 import { shownReply, type RecallDialect } from '../../recall/dialect.js';
 import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
+import { totalUsage, usageOf, withEarlierUsage } from '../../recall/usage-sum.js';
 import { recallStream } from './recall-stream.js';
 
 /** The client's `post`, whose options may be a promise: the SDK's own resources call it with `{ body, ...options, stream }`. */
@@ -77,9 +78,12 @@ async function fold(endpoint: Endpoint, given: PostOptions | undefined, folding:
 /**
  * Tells the compressor the model answered: once per call, with the billed input tokens when the
  * response carries usage, and never for a response that says the model failed. A stream is told
- * once it has ended (its usage is read from the items as they pass).
+ * once it has ended (its usage is read from the items as they pass). `ownUsage`, when given, is
+ * the usage of the call that sent `call.report`'s view (after recall rounds, the response shows
+ * every call's usage added up; the view is calibrated on its own).
  */
-function answered<T>(data: T, call: FoldedCall, folding: Folding, client: object): T {
+function answered<T>(data: T, call: FoldedCall, folding: Folding, client: object, ownUsage?: () => Fields | undefined): T {
+  const billedOf = (response: Fields) => call.endpoint.billed(ownUsage ? { usage: ownUsage() } : response);
   const tell = (billedInputTokens: number | undefined) => {
     if (call.answered) return;
     call.answered = true;
@@ -96,11 +100,11 @@ function answered<T>(data: T, call: FoldedCall, folding: Folding, client: object
         failed ||= signal.failed === true;
       },
       onEnd: () => {
-        if (!failed) tell(billed);
+        if (!failed) tell(ownUsage ? billedOf({}) : billed);
       },
     }) as T;
   }
-  if (isFields(data) && !call.endpoint.failed(data)) tell(call.endpoint.billed(data));
+  if (isFields(data) && !call.endpoint.failed(data)) tell(billedOf(data));
   return data;
 }
 
@@ -130,8 +134,9 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
       const first = call;
       const again = (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => ({ ...recall.options, body: { ...recall.body, [recall.dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) } });
       if (first.stream && isStream(data)) {
-        // The last round's report is what `afterResponse` is told, once the stream has ended.
+        // The last round's report and usage are what `afterResponse` is told, once the stream has ended.
         let last = first.report;
+        let lastUsage: Fields | undefined;
         const streamed = recallStream(data, client, {
           compressor: folding.compressor,
           dialect: recall.dialect,
@@ -140,20 +145,31 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
           extras: recall.extras,
           report: first.report,
           ask: async (view) => (await client.post(path, again(view))) as Stream<Fields>,
-          onReport: (report) => (last = report),
+          onReport: (report, usage) => {
+            last = report;
+            lastUsage = usage;
+          },
         });
-        return answered(streamed, { ...first, get report() { return last; } }, folding, client) as unknown as Rsp;
+        return answered(streamed, { ...first, get report() { return last; } }, folding, client, () => lastUsage) as unknown as Rsp;
       }
+      // Every call is billed: the application is shown their usage added up.
+      let earlier: Fields | undefined;
+      let latest: unknown = data;
       return answerRecallRounds<unknown>(data, first.report, {
         compressor: folding.compressor,
         dialect: recall.dialect,
         chatId: first.chatId,
         history: first.history,
         extras: recall.extras,
-        ask: (view) => client.post(path, again(view)),
+        ask: async (view) => {
+          earlier = totalUsage(earlier, isFields(latest) ? usageOf(latest) : undefined);
+          return (latest = await client.post(path, again(view)));
+        },
       }).then(({ reply, report, pending }) => {
         const response = shownReply(recall.dialect, reply, pending);
-        return answered(response as Rsp, { ...first, report }, folding, client);
+        const own = isFields(reply) ? usageOf(reply) : undefined;
+        const whole = isFields(response) ? withEarlierUsage(response, earlier) : response;
+        return answered(whole as Rsp, { ...first, report }, folding, client, () => own);
       }) as unknown as Rsp;
     });
   };

@@ -1,6 +1,7 @@
 import type { Stream } from 'openai/core/streaming';
 import type { RecallDialect } from '../../recall/dialect.js';
 import { answerRecallRounds, type RecallRounds } from '../../recall/rounds.js';
+import { laterStreamUsage, streamEventUsage, totalUsage, withEarlierStreamUsage } from '../../recall/usage-sum.js';
 import type { CompressResult } from '../../runtime/compress.js';
 import { isFields, type Fields } from './endpoints.js';
 
@@ -13,6 +14,8 @@ interface StreamRound {
   readonly raw: boolean;
   /** The assembled response, for `dialect.read`; undefined when no round may follow (text was given on an endpoint whose stream cannot continue). */
   readonly response?: Fields;
+  /** The usage this round's own call reported, when it did. */
+  readonly usage?: Fields;
 }
 
 /** What a recall stream needs besides the first stream: how rounds are answered (`ask` resolves to the next round's stream) and where the consumer's items go. */
@@ -21,8 +24,12 @@ export interface RecallStreamRounds extends Omit<RecallRounds<StreamRound>, 'ask
   readonly report: Report;
   /** Sends the request again with a view, streamed: resolves to the SDK's stream of it. */
   readonly ask: (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => Promise<Stream<Fields>>;
-  /** Called once the last round's report is known (before the consumer sees the end). */
-  readonly onReport: (report: Report) => void;
+  /**
+   * Called once the last round's report is known (before the consumer sees the end), with the
+   * usage that round's own call reported (what its view was billed; the consumer is shown every
+   * round's usage added up).
+   */
+  readonly onReport: (report: Report, usage: Fields | undefined) => void;
 }
 
 /** A queue the rounds push events into and the consumer pulls from, in order; `fail` makes the next pull throw. */
@@ -80,7 +87,8 @@ type StreamClass<T> = new (iterator: () => AsyncIterator<T>, controller: AbortCo
  * recall call holds the answer to its end, and when it holds only recall calls they are answered
  * and the model asked again, streamed (`answerRecallRounds`: same rules and rounds as the
  * non-streamed path). On Chat Completions a round may follow text already given (its deltas
- * continue the message; each round's finish and usage are held until it is the last). A round that
+ * continue the message; each round's finish and usage are held until it is the last). The usage
+ * the consumer is shown is every round's added up (each call is billed). A round that
  * fails makes the consumer's iteration throw; aborting the returned stream (or breaking off)
  * aborts the round in flight.
  */
@@ -95,6 +103,9 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
     if (current !== first) current.controller.abort();
   };
   first.controller.signal.addEventListener('abort', stop, { once: true });
+  /** The usage of the rounds before the one being read, added up: what the consumer's usage is raised by. */
+  let earlier: Fields | undefined;
+  const shown = (payload: Fields) => withEarlierStreamUsage(dialect.format, payload, earlier);
 
   /** Reads one round's stream: gives its events as soon as they tell the answer is not a recall call, holds them otherwise. */
   const read = async (upstream: Stream<Fields>): Promise<StreamRound> => {
@@ -106,15 +117,17 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
     let ended = false;
     const held: Fields[] = [];
     const tail: Fields[] = [];
+    let usage: Fields | undefined;
     const pass = (event: Fields) => {
       const payload = strip(event);
       if (payload === undefined) return;
       if (stream.continues && (ended ||= stream.terminal(event))) tail.push(payload);
-      else out.push(payload);
+      else out.push(shown(payload));
     };
     for await (const event of upstream) {
       if (!isFields(event)) continue;
       assembler.push(event);
+      usage = laterStreamUsage(usage, streamEventUsage(dialect.format, event));
       if (mode === 'undecided') {
         const seen = stream.signal(event);
         if (seen === 'recall') mode = 'hold';
@@ -127,9 +140,10 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
       else held.push(event);
     }
     const relayed = mode === 'relay';
-    return { pending: relayed ? tail : held, raw: !relayed, response: !relayed || stream.continues ? assembler.response() : undefined };
+    return { pending: relayed ? tail : held, raw: !relayed, response: !relayed || stream.continues ? assembler.response() : undefined, usage };
   };
 
+  let latest: StreamRound | undefined;
   const run = async () => {
     const outcome = await answerRecallRounds<StreamRound>(await read(first), rounds.report, {
       compressor: rounds.compressor,
@@ -137,16 +151,23 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
       chatId: rounds.chatId,
       history: rounds.history,
       extras: rounds.extras,
-      read: (round) => round.response,
-      ask: async (view) => read(await rounds.ask(view)),
+      read: (round) => {
+        latest = round;
+        return round.response;
+      },
+      ask: async (view) => {
+        // A new round: the one just read was not the last, and its usage is added to what is shown.
+        earlier = totalUsage(earlier, latest?.usage);
+        return read(await rounds.ask(view));
+      },
     });
-    rounds.onReport(outcome.report);
     const last = outcome.reply;
+    rounds.onReport(outcome.report, last.usage);
     // What the last round still holds: stripped now, knowing its whole answer (or as it was stripped when held after text).
     const strip = last.raw ? stream.strip(last.response) : undefined;
     for (const event of last.pending) {
       const payload = strip ? strip(event) : event;
-      if (payload !== undefined) out.push(payload);
+      if (payload !== undefined) out.push(shown(payload));
     }
     out.end();
   };

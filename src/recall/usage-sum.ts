@@ -1,9 +1,8 @@
-import { isFields, type Fields } from '../adapters/openai/endpoints.js';
-import type { RecallDialect } from '../recall/dialect.js';
+import { isFields, type Fields, type RecallDialect } from './dialect.js';
 
 /**
- * The usage a client is shown after a recall loop: every upstream call the proxy made for its
- * request, added up. Numbers are summed field by field (nested details too); any other value is
+ * The usage a client is shown after a recall loop: every upstream call made for its request
+ * (by the proxy or by ctxfold/openai), added up. Numbers are summed field by field (nested details too); any other value is
  * the later answer's.
  */
 
@@ -57,4 +56,28 @@ export function withEarlierStreamUsage(format: RecallDialect['format'], event: F
   if (event.type === 'message_start' && isFields(event.message) && usageOf(event.message)) return { ...event, message: withEarlierUsage(event.message, earlier) };
   if (event.type === 'message_delta' && usageOf(event)) return { ...event, usage: addUsage(earlier, usageOf(event)!, false) };
   return event;
+}
+
+/**
+ * The usage a streamed event reports for its own call, or undefined: Chat's `usage` chunk,
+ * Responses' `response.usage` in its closing events (`response.completed`, `.incomplete`,
+ * `.failed`), Anthropic's `message_start` usage and `message_delta` usage (fields as given: read
+ * them in order with `laterStreamUsage`). Invariant: never counts an event's usage twice across a
+ * stream, as only one event per stream carries it (Anthropic: the start and the delta, merged).
+ */
+export function streamEventUsage(format: RecallDialect['format'], event: Fields): Fields | undefined {
+  if (format === 'openai') return usageOf(event);
+  if (format === 'openai-responses') {
+    const closing = event.type === 'response.completed' || event.type === 'response.incomplete' || event.type === 'response.failed';
+    return closing && isFields(event.response) ? usageOf(event.response) : undefined;
+  }
+  if (event.type === 'message_start' && isFields(event.message)) return usageOf(event.message);
+  if (event.type === 'message_delta') return usageOf(event);
+  return undefined;
+}
+
+/** A stream's usage so far with an event's usage read in: its fields replace those read before (Anthropic's delta carries running totals). */
+export function laterStreamUsage(sofar: Fields | undefined, usage: Fields | undefined): Fields | undefined {
+  if (usage === undefined) return sofar;
+  return sofar === undefined ? usage : { ...sofar, ...usage };
 }
