@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { connect } from 'node:net';
 import { generateConversation } from '../../bench/fixtures/conversation.js';
 import { startServer } from '../../src/server/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
@@ -86,5 +87,22 @@ describe('graceful shutdown', () => {
     await proxy.close();
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(await pending).toBe('cut');
+  });
+
+  test('a client connection that never sent a request does not hold close() up (it waited for the 60 s header timeout)', async () => {
+    const proxy = await startServer({ upstream: upstream.baseURL, port: 0, store: 'memory', shutdownGraceMs: 5_000, logLevel: 'silent' });
+    // Open, unused: as an HTTP client's pool leaves a connection it opened and did not need.
+    const socket = connect(proxy.port, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // An answered request on another connection: close() still waits for nothing in flight.
+    upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+    const answered = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(answered.status).toBe(200);
+    await answered.text();
+    const started = Date.now();
+    await proxy.close();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await ended;
   });
 });

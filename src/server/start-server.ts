@@ -183,10 +183,11 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         inFlight.onIdleConnection(() => server.closeIdleConnections());
-        if (!(await inFlight.idle(options.shutdownGraceMs))) {
-          logger.warn({ inFlight: inFlight.count }, 'shutdown grace over: cutting the requests still open');
-          server.closeAllConnections();
-        }
+        if (!(await inFlight.idle(options.shutdownGraceMs))) logger.warn({ inFlight: inFlight.count }, 'shutdown grace over: cutting the requests still open');
+        // Nothing in flight now (or past the grace): the connections left carry no request being
+        // answered, such as one a client's pool opened and never used (Node does not count it
+        // idle, and would wait for its 60 s header timeout).
+        server.closeAllConnections();
         await stopped;
         agent.destroy();
         const jobs = pool.jobs();
