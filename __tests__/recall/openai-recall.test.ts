@@ -163,6 +163,12 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
     expect(final.choices[0].finish_reason).toBe('stop');
     expect(server.bodies.length - before).toBe(2);
     expect((server.bodies[before + 1].messages as Record<string, unknown>[]).at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. ' });
+    // One message, one completion: every chunk the application gets carries the first chunk's id.
+    server.enqueue({ say: 'Let me look. ', calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'It is QX-4471.' });
+    const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Again?'), metadata: { chat_id: 'c' }, stream: true, stream_options: { include_usage: true } });
+    const ids = new Set<string>();
+    for await (const chunk of stream) ids.add(chunk.id);
+    expect(ids.size).toBe(1);
   });
 
   test('recall mixed with the application\'s call: one request, the application gets its call alone, at index 0', async () => {

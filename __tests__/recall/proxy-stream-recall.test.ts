@@ -73,6 +73,12 @@ describe('streamed chat/completions', () => {
     expect(final.choices[0].finish_reason).toBe('stop');
     const second = bed.model.bodies[before + 1];
     expect((second.messages as Body[]).at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. ' });
+    // One message, one completion: every chunk the client gets carries the first chunk's id and created time.
+    bed.model.enqueue({ say: 'Let me look. ', calls: [recall] }, { text: 'It is ZK-9031.' });
+    const raw = await rawStream({ model: 'm', stream: true, stream_options: { include_usage: true }, messages: [...messages, { role: 'user', content: 'Again?' }], metadata: { chat_id: 's2' } });
+    const chunks = raw.events.filter((e) => e !== '[DONE]').map((e) => JSON.parse(e) as Body);
+    expect(chunks.map((c) => (c.choices as { delta?: { content?: string } }[])[0]?.delta?.content ?? '').join('')).toBe('Let me look. It is ZK-9031.');
+    expect(new Set(chunks.map((c) => `${String(c.id)}@${String(c.created)}`)).size).toBe(1);
   });
 
   test('recall mixed with the application\'s call: one upstream request, the client gets its call alone, at index 0', async () => {

@@ -140,5 +140,23 @@ function strip(): (chunk: Fields) => Fields | undefined {
   };
 }
 
-/** Recall in streamed `POST /chat/completions`: a later round's deltas continue the message already streamed. */
-export const CHAT_RECALL_STREAM: RecallStream = Object.freeze<RecallStream>({ signal, terminal, continues: true, assemble, strip });
+/**
+ * Chunks shown as one completion: each carries the `id` and `created` of the first chunk shown
+ * (a later round's upstream call has its own; a client that groups chunks by id would see two
+ * completions). Invariant: a chunk that already carries them is passed as the same object.
+ */
+function continuation(): (chunk: Fields) => Fields {
+  let first: { readonly id: unknown; readonly created: unknown } | undefined;
+  return (chunk) => {
+    if (!('id' in chunk)) return chunk;
+    if (first === undefined) {
+      first = { id: chunk.id, created: chunk.created };
+      return chunk;
+    }
+    if (chunk.id === first.id && (chunk.created === first.created || first.created === undefined)) return chunk;
+    return { ...chunk, id: first.id, ...(first.created !== undefined ? { created: first.created } : {}) };
+  };
+}
+
+/** Recall in streamed `POST /chat/completions`: a later round's deltas continue the message already streamed, under its id. */
+export const CHAT_RECALL_STREAM: RecallStream = Object.freeze<RecallStream>({ signal, terminal, continues: true, continuation, assemble, strip });

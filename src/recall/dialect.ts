@@ -95,6 +95,12 @@ export interface RecallStream {
   terminal(event: Fields): boolean;
   /** True when a round may follow text already sent in the same stream (Chat: the next round's deltas continue the message). */
   readonly continues: boolean;
+  /**
+   * With `continues`: a map applied to every event shown, across rounds, that makes a later
+   * round's events read as the same answer as the first shown (Chat: its completion `id` and
+   * `created`). Absent: events are shown as they came.
+   */
+  continuation?(): (event: Fields) => Fields;
   assemble(): StreamAssembler;
   /**
    * A filter removing recall calls from events, in order: undefined drops an event, the same

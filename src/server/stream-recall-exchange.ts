@@ -82,6 +82,8 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
   let latest: StreamRound | undefined;
   /** The usage of every answer before the current round's, added up. */
   let earlier: Fields | undefined;
+  /** Later rounds read as the same answer (Chat: the first chunk's id). */
+  const same = stream.continuation?.();
 
   const write = async (text: string): Promise<boolean> => res.write(text) || drained(res);
   const open = (headers: IncomingHttpHeaders, status: number) => {
@@ -96,7 +98,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     earlier = totalUsage(earlier, latest?.usage);
     const raised = earlier;
     /** An event as the client is shown it: the usage of the earlier answers added to its own. */
-    const raise = (payload: Fields | undefined) => (payload === undefined ? undefined : withEarlierStreamUsage(dialect.format, payload, raised));
+    const raise = (payload: Fields | undefined) => (payload === undefined ? undefined : withEarlierStreamUsage(dialect.format, same ? same(payload) : payload, raised));
     const upstream = await callRound(req, call, body, contentType, calls);
     const { status, headers } = upstream;
     const type = String(headers['content-type'] ?? '').toLowerCase();
@@ -182,7 +184,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     return (latest = { pending: held, raw: !relayed, response: answerable ? whole : undefined, relayedWhole: false, complete: true, status, headers, facts, usage: usageOf(whole), earlier: raised });
   };
 
-  const raiseBy = (payload: Fields | undefined, by: Fields | undefined) => (payload === undefined ? undefined : withEarlierStreamUsage(dialect.format, payload, by));
+  const raiseBy = (payload: Fields | undefined, by: Fields | undefined) => (payload === undefined ? undefined : withEarlierStreamUsage(dialect.format, same ? same(payload) : payload, by));
 
   /** Sends what a round still holds and ends the response (its recall calls removed; a JSON answer's only when `pending`); resolves true once it was all sent. */
   const finish = async (last: StreamRound, pending: boolean): Promise<boolean> => {

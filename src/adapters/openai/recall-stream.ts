@@ -105,7 +105,9 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
   first.controller.signal.addEventListener('abort', stop, { once: true });
   /** The usage of the rounds before the one being read, added up: what the consumer's usage is raised by. */
   let earlier: Fields | undefined;
-  const shown = (payload: Fields) => withEarlierStreamUsage(dialect.format, payload, earlier);
+  /** Later rounds read as the same answer (Chat: the first chunk's id). */
+  const same = stream.continuation?.();
+  const shown = (payload: Fields) => withEarlierStreamUsage(dialect.format, same ? same(payload) : payload, earlier);
 
   /** Reads one round's stream: gives its events as soon as they tell the answer is not a recall call, holds them otherwise. */
   const read = async (upstream: Stream<Fields>): Promise<StreamRound> => {
