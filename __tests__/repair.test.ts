@@ -70,14 +70,27 @@ describe('repairHistory: each fault kind', () => {
     expect(actions[0].detail).toContain('messages[2]');
   });
 
-  test('results separated from their call by a user message: orphans removed, calls answered, user message reported', () => {
+  test('results separated from their call by a user message (the user wrote while the tools ran): moved back after their call on their ids, nothing lost', () => {
     const input = [user('go'), calls('call_a', 'call_b'), user('wait'), result('call_a'), result('call_b'), user('next')];
     const { messages, actions } = repairHistory(input, { format: 'openai' });
-    expect(messages).toEqual([input[0], input[1], synthetic('call_a'), synthetic('call_b'), input[2], input[5]]);
-    expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([
-      ['added-result', 1, 'call_a'], ['added-result', 1, 'call_b'], ['reported', 2, 'call_a'], ['reported', 2, 'call_b'],
-      ['removed-orphan', 3, 'call_a'], ['removed-orphan', 4, 'call_b'],
-    ]);
+    expect(messages).toEqual([input[0], input[1], input[3], input[4], input[2], input[5]]);
+    messages.forEach((m, i) => expect(m).toBe([input[0], input[1], input[3], input[4], input[2], input[5]][i]));
+    expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([['moved-result', 3, 'call_a'], ['moved-result', 4, 'call_b']]);
+    expect(validate(messages)).toEqual([]);
+  });
+
+  test('a result after a user message that fits no open call by id is not moved: its call gets the synthetic result, the result is removed, both reported', () => {
+    const input = [user('go'), calls('call_a'), user('wait'), result('call_z'), user('next')];
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
+    expect(messages).toEqual([input[0], input[1], synthetic('call_a'), input[2], input[4]]);
+    expect(actions.map((a) => [a.action, a.index, a.id])).toEqual([['added-result', 1, 'call_a'], ['reported', 2, 'call_a'], ['removed-orphan', 3, 'call_z']]);
+    expect(validate(messages)).toEqual([]);
+  });
+
+  test('a result after a later call turn is not moved across it (that turn is not a bystander)', () => {
+    const input = [user('go'), calls('call_a'), user('wait'), calls('call_b'), result('call_b'), result('call_a')];
+    const { messages, actions } = repairHistory(input, { format: 'openai' });
+    expect(actions.filter((a) => a.action === 'moved-result')).toEqual([]);
     expect(validate(messages)).toEqual([]);
   });
 
@@ -89,6 +102,44 @@ describe('repairHistory: each fault kind', () => {
     expect(messages).toBe(input);
     messages.forEach((m, i) => expect(m).toBe(input[i]));
     expect(messages).toHaveLength(input.length);
+  });
+});
+
+/** Independent judge of OpenAI Chat pairing: each assistant's tool_calls are answered, each exactly once, by the tool messages right after it, and no tool message stands anywhere else. */
+function pairingOk(messages: readonly OpenAIChatMessage[]): boolean {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as { role: string; tool_calls?: { id: string }[]; tool_call_id?: string };
+    if (m.role === 'tool') return false; // a tool message not consumed by the turn before it
+    if (m.role !== 'assistant' || !m.tool_calls || m.tool_calls.length === 0) continue;
+    const open = new Set(m.tool_calls.map((c) => c.id));
+    let j = i + 1;
+    for (; j < messages.length && (messages[j] as { role: string }).role === 'tool'; j++) {
+      const id = (messages[j] as { tool_call_id?: string }).tool_call_id ?? '';
+      if (!open.delete(id)) return false;
+    }
+    if (open.size > 0) return false;
+    i = j - 1;
+  }
+  return true;
+}
+
+describe('repairHistory: a user message written while the tools ran', () => {
+  test('property: a user message put between a call turn and its results comes out after them; every result and the user message are kept, the pairing is valid', () => {
+    fc.assert(fc.property(validHistory(), fc.nat(), fc.nat(), (history, pickTurn, pickGap) => {
+      const turns = history.flatMap((m, i) => ((m as { tool_calls?: unknown[] }).tool_calls?.length ? [i] : []));
+      fc.pre(turns.length > 0);
+      const at = turns[pickTurn % turns.length];
+      let end = at + 1;
+      while (end < history.length && history[end].role === 'tool') end++;
+      fc.pre(end > at + 1);
+      const gap = at + 1 + (pickGap % (end - at - 1)); // before one of the turn's results
+      const interjection = user('also, check the other one');
+      const input = [...history.slice(0, gap), interjection, ...history.slice(gap)];
+      const { messages } = repairHistory(input, { format: 'openai' });
+      expect(pairingOk(messages)).toBe(true);
+      for (const m of input) if (m.role === 'tool' || m === interjection) expect(messages).toContain(m);
+      expect(messages.indexOf(interjection)).toBeGreaterThan(messages.indexOf(history[end - 1]));
+    }), propertyParams());
   });
 });
 

@@ -90,8 +90,8 @@ function without(ids: readonly string[], taken: readonly string[]): string[] {
  * with `free` the calls of the last call turn that no string-id result of its run answers:
  * in the run, a tool message whose id is missing (when one call is free) or numeric (naming a free
  * call), or a `function` message naming exactly one free call, is re-keyed; a tool message after
- * the run, separated from it only by assistant text or system messages, goes back to the end of
- * the run; a tool message right before the call turn that names it (as a free call) goes after the call.
+ * the run, separated from it only by assistant text, system or user messages, goes back to the
+ * end of the run; a tool message right before the call turn that names it (as a free call) goes after the call.
  */
 function reattached(messages: readonly OpenAIChatMessage[]): { messages: OpenAIChatMessage[]; from: number[] } {
   const out: OpenAIChatMessage[] = [];
@@ -153,7 +153,7 @@ function reattached(messages: readonly OpenAIChatMessage[]): { messages: OpenAIC
       runEnd = out.length;
       return;
     }
-    state = state !== 'closed' && (m.role === 'assistant' || m.role === 'system' || m.role === 'developer') ? 'bystanders' : 'closed';
+    state = state !== 'closed' && (m.role === 'assistant' || m.role === 'system' || m.role === 'developer' || m.role === 'user') ? 'bystanders' : 'closed';
     put(m, i);
   });
   return { messages: out, from };

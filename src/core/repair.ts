@@ -28,8 +28,9 @@ function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonl
  * Re-attaches real results that are misplaced or mis-keyed, where only one call can be meant:
  * - in a call's run, a result with no id, a numeric id, or the legacy `function` role naming one
  *   of the calls, when exactly one call the run leaves open fits: re-keyed to it;
- * - a result separated from its call only by assistant text or system messages: moved back to
- *   the end of the call's results (on its id only);
+ * - a result separated from its call only by messages with no call and no result (assistant
+ *   text, system messages; user messages too where results are not user turns): moved back to the
+ *   end of the call's results (on its id only);
  * - a result placed right before its call: moved after it (on its id only).
  * Returns the history (the input itself when nothing moved), the input index of each position,
  * and what was done. Results that fit no call, or several, are left for the ordinary repair.
@@ -47,9 +48,13 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     return true;
   };
   const read = lens.read;
-  const bystander = (i: number) => {
+  // What a result may be moved back across: messages with no call and no result (assistant text,
+  // system messages), or one moved already; user messages too (a user who wrote while the tools
+  // ran) where the result is a message of its own role: one carried in a user turn (Anthropic,
+  // Gemini, Hermes) would land next to that user turn, two user turns in a row.
+  const bystander = (i: number, acrossUser: boolean) => {
     const r = read(messages[i]);
-    return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system'));
+    return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system' || (acrossUser && r.kind === 'user')));
   };
   const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
   for (const p of structure.results) {
@@ -64,12 +69,13 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
       continue;
     }
     if (p.pairing !== 'outside') continue;
-    // After its call, separated by assistant text or system messages only.
+    // After its call, separated only by messages with no call and no result.
     let target: { turn: CallTurn; at: number } | undefined;
     let k = -1;
     let before: CallTurn | undefined;
     for (let t = structure.turns.length - 1; t >= 0 && !before; t--) if (structure.turns[t].runEnd <= p.index) before = structure.turns[t];
-    if (before && between(before.runEnd, p.index, bystander)) {
+    const acrossUser = !lens.resultsInUserTurn;
+    if (before && between(before.runEnd, p.index, (i) => bystander(i, acrossUser))) {
       k = onlyCallFor(p.result, before.calls, open[before.ordinal], false);
       if (k >= 0) target = { turn: before, at: before.runEnd };
     }

@@ -152,6 +152,12 @@ export interface MessageLens<M = unknown> {
    */
   readonly namesMustMatch?: boolean;
   /**
+   * True when tool results travel in user-role messages on the wire (Anthropic `tool_result`
+   * blocks, Gemini `functionResponse` parts, Hermes `<tool_response>` text): a result message is
+   * a user turn, so repair never moves one next to another user turn.
+   */
+  readonly resultsInUserTurn?: boolean;
+  /**
    * True when a view must not go on with a model turn right after a cut (Gemini: a function call
    * turn must follow a user turn; Bedrock: the first message is a user message): when a cut
    * leaves a model turn first and no summary stands before it, the planner puts a short note of

@@ -141,6 +141,7 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
   splitParallelCalls: false,
   stringContentIsText: true,
   leadsWithUser: true,
+  resultsInUserTurn: true,
   // No system role in the list: the summary is a user turn whatever role is asked for.
   summaryMessage: (text) => ({ role: 'user', content: text }),
   bridgeMessage: (text) => ({ role: 'assistant', content: text }),

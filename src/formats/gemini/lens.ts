@@ -140,6 +140,7 @@ export const geminiLens: MessageLens<GeminiContent> = {
   splitParallelCalls: false,
   namesMustMatch: true,
   leadsWithUser: true,
+  resultsInUserTurn: true,
   // Gemini has no system role inside `contents`: a summary is always a user content.
   summaryMessage: (text) => ({ role: 'user', parts: [{ text }] }),
   missingResults: (calls, text) => [{ role: 'user', parts: calls.map((call) => errorResponse(call, text)) }],

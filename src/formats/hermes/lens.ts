@@ -60,6 +60,7 @@ export const hermesLens: MessageLens<HermesMessage> = {
   // The model is sent the text as written, tags and JSON framing included: that is what is billed.
   billedTextTokens: (m, countText) => countText(textOf(m)),
   splitParallelCalls: false,
+  resultsInUserTurn: true,
   summaryMessage: (text, role) => ({ role, content: withoutTags(text) }),
   missingResults: (calls, text) => [{ role: 'user', content: calls.map(() => responseBlock(text)).join('\n') }],
   addResults(m, calls, text) {
