@@ -123,6 +123,59 @@ function pairingOk(messages: readonly OpenAIChatMessage[]): boolean {
   return true;
 }
 
+describe('repairHistory: one call id used twice in one turn', () => {
+  test('the later call and the result paired with it get a fresh id (results pair in order); ids reused in a later turn are left alone', () => {
+    const twice: OpenAIChatMessage = { role: 'assistant', content: null, tool_calls: [call('call_a', 'f'), call('call_a', 'g')] };
+    const input = [user('go'), twice, result('call_a', 'A'), result('call_a', 'B'), user('next'), calls('call_a'), result('call_a', 'C')];
+    expect(validate(input).map((v) => v.rule)).toContain('call-id-duplicate');
+    for (const provider of [undefined, 'openai'] as const) {
+      const { messages, actions } = repairHistory(input, { format: 'openai', ...(provider ? { provider } : {}) });
+      expect(validate(messages)).toEqual([]);
+      expect(pairingOk(messages)).toBe(true);
+      const ids = (messages[1] as { tool_calls: { id: string; function: { name: string } }[] }).tool_calls.map((c) => [c.function.name, c.id]);
+      expect(ids[0]).toEqual(['f', 'call_a']);
+      expect(ids[1][1]).not.toBe('call_a');
+      // The second result (B) answers the second call (g): paired in order.
+      expect(messages[3]).toEqual({ ...input[3], tool_call_id: ids[1][1] });
+      expect(messages[2]).toBe(input[2]);
+      [0, 4, 5, 6].forEach((i) => expect(messages[i]).toBe(input[i]));
+      expect(actions.map((a) => [a.action, a.index])).toEqual([['renamed-id', 1]]);
+      expect(actions[0].detail).toContain('call_a');
+    }
+  });
+});
+
+describe('repairHistory: one call id used twice in one turn (property)', () => {
+  test('property: a turn whose calls share an id comes out with one id per call, every result kept and paired in order', () => {
+    fc.assert(fc.property(validHistory(), fc.nat(), (history, pick) => {
+      const turns = history.flatMap((m, i) => ((m as { tool_calls?: unknown[] }).tool_calls?.length ?? 0) >= 2 ? [i] : []);
+      fc.pre(turns.length > 0);
+      const at = turns[pick % turns.length];
+      const opener = history[at] as { tool_calls: { id: string }[] };
+      const [a, b] = opener.tool_calls.map((c) => c.id);
+      // Call b takes a's id, and so does b's result: the turn pairs in order (a's result comes first).
+      let end = at + 1;
+      while (end < history.length && history[end].role === 'tool') end++;
+      const results = history.slice(at + 1, end) as { tool_call_id: string }[];
+      fc.pre(results.findIndex((r) => r.tool_call_id === a) < results.findIndex((r) => r.tool_call_id === b));
+      const input = history.map((m, i) => {
+        if (i === at) return { ...m, tool_calls: opener.tool_calls.map((c, k) => (k === 1 ? { ...c, id: a } : c)) } as OpenAIChatMessage;
+        if (i > at && i < end && (m as { tool_call_id?: string }).tool_call_id === b) return { ...m, tool_call_id: a } as OpenAIChatMessage;
+        return m;
+      });
+      const { messages } = repairHistory(input, { format: 'openai' });
+      expect(pairingOk(messages)).toBe(true);
+      expect(messages).toHaveLength(input.length);
+      const out = messages[at] as { tool_calls: { id: string }[] };
+      expect(new Set(out.tool_calls.map((c) => c.id)).size).toBe(out.tool_calls.length);
+      // b's result (its content) answers the renamed call b.
+      const bContent = (history.slice(at + 1, end).find((r) => (r as { tool_call_id?: string }).tool_call_id === b) as { content: unknown }).content;
+      const answer = messages.slice(at + 1, end).find((r) => (r as { tool_call_id?: string }).tool_call_id === out.tool_calls[1].id) as { content: unknown };
+      expect(answer.content).toEqual(bContent);
+    }), propertyParams());
+  });
+});
+
 describe('repairHistory: a user message written while the tools ran', () => {
   test('property: a user message put between a call turn and its results comes out after them; every result and the user message are kept, the pairing is valid', () => {
     fc.assert(fc.property(validHistory(), fc.nat(), fc.nat(), (history, pickTurn, pickGap) => {

@@ -94,6 +94,11 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
       break;
     }
   }
+  // One call id used twice in a turn: valid pairing in order, but refused by providers (and a
+  // result then names two calls): repair gives the later call a fresh id.
+  if (!lens.repeatsCallIds) {
+    for (const t of turns) if (t.calls.length > 1 && repeatsAnId(t.calls)) oddResultAt = oddResultAt < 0 ? t.opener : Math.min(oddResultAt, t.opener);
+  }
   // A format that wants a turn's results in one message: a run split over several needs repair.
   if (lens.mergeResults) {
     for (const t of turns) {
@@ -168,4 +173,18 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     firstIrregular = Math.min(firstIrregular, groupOf[oddResultAt]);
   }
   return { groups, groupOf, pinned, regular, firstIrregular };
+}
+
+/** True when two of the calls share an id (calls without one aside). Pairwise for the few calls of most turns, a set beyond. */
+function repeatsAnId(calls: readonly { readonly id?: string }[]): boolean {
+  if (calls.length > 16) {
+    const ids = calls.map((c) => c.id).filter((id) => id !== undefined);
+    return new Set(ids).size < ids.length;
+  }
+  for (let a = 1; a < calls.length; a++) {
+    const id = calls[a].id;
+    if (id === undefined) continue;
+    for (let b = 0; b < a; b++) if (calls[b].id === id) return true;
+  }
+  return false;
 }

@@ -3,13 +3,14 @@ import type { RepairAction } from './repair.js';
 import { scanStructure } from './structure.js';
 
 /**
- * What a provider asks of call ids: unique across the whole request (Anthropic, Responses, and
- * Mistral in practice), and/or matching a pattern (Mistral: 9 alphanumerics; Bedrock: 1-64 of
- * `[a-zA-Z0-9_.:-]`). `mint` makes the n-th fresh id (n from 0) from the original; it must match
- * `pattern` and never return an id already used in the request.
+ * What a provider asks of call ids: unique across the whole request (`true`: Anthropic, Responses,
+ * and Mistral in practice) or within each call turn (`'turn'`: every format with ids, since a
+ * result names its call by id), and/or matching a pattern (Mistral: 9 alphanumerics; Bedrock: 1-64
+ * of `[a-zA-Z0-9_.:-]`). `mint` makes the n-th fresh id (n from 0) from the original; it must
+ * match `pattern`; one already used in the request is skipped.
  */
 export interface IdPolicy {
-  readonly unique: boolean;
+  readonly unique: boolean | 'turn';
   readonly pattern?: RegExp;
   readonly mint: (original: string, n: number) => string;
 }
@@ -54,6 +55,7 @@ export function remapCallIds<M>(messages: readonly M[], lens: MessageLens<M>, po
   };
   const current = (i: number) => replaced.get(i) ?? messages[i];
   for (const turn of structure.turns) {
+    if (policy.unique === 'turn') seen.clear();
     // Where each call of the turn sits: its opening message and its slot among that message's calls.
     const place: { index: number; slot: number }[] = [];
     for (let i = turn.opener; i < turn.openersEnd; i++) {
@@ -63,7 +65,7 @@ export function remapCallIds<M>(messages: readonly M[], lens: MessageLens<M>, po
     turn.calls.forEach((call, k) => {
       if (call.id === undefined) return;
       const fits = policy.pattern === undefined || policy.pattern.test(call.id);
-      const repeated = policy.unique && seen.has(call.id);
+      const repeated = policy.unique !== false && seen.has(call.id);
       seen.add(call.id);
       if (fits && !repeated) return;
       const id = fresh(call.id);
@@ -75,9 +77,13 @@ export function remapCallIds<M>(messages: readonly M[], lens: MessageLens<M>, po
         if (p.turn !== turn.ordinal || p.call !== k) continue;
         replaced.set(p.index, lens.rekeyResult(current(p.index), p.slot, renamed));
       }
-      actions.push({ action: 'renamed-id', index: at.index, id, detail: `call id ${call.id} ${repeated ? 'is used again in this request' : "does not fit the provider's id pattern"}; it is ${id} in the call and its results` });
+      const why = !repeated ? "does not fit the provider's id pattern" : policy.unique === 'turn' ? 'is used by an earlier call of the same turn (results pair with them in order)' : 'is used again in this request';
+      actions.push({ action: 'renamed-id', index: at.index, id, detail: `call id ${call.id} ${why}; it is ${id} in the call and its results` });
     });
   }
   if (replaced.size === 0) return { messages, actions };
   return { messages: messages.map((m, i) => replaced.get(i) ?? m), actions };
 }
+
+/** Call ids unique within each call turn, whatever the provider: a fresh one is the original with a number (`call_a_2`). */
+export const IDS_UNIQUE_PER_TURN: IdPolicy = Object.freeze({ unique: 'turn' as const, mint: (original: string, n: number) => `${original}_${n + 2}` });

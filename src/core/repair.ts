@@ -1,4 +1,5 @@
 import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
+import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { scanStructure, type CallTurn } from './structure.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
@@ -114,7 +115,15 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
  * guessed at, only reported. Action indexes refer to the input. Messages not touched are returned
  * as the same objects, in order; a history with nothing to fix is returned as the same array.
  */
-export function repairWithLens<M>(input: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  // Ids first: with one id used twice in a turn, results pair with its calls in order; each call
+  // then gets its own id, so every later pass (and the provider) can tell them apart.
+  const renamed = lens.repeatsCallIds ? undefined : remapCallIds(given, lens, IDS_UNIQUE_PER_TURN);
+  if (renamed && renamed.actions.length > 0) {
+    const rest = repairWithLens(renamed.messages, lens);
+    return { messages: rest.messages, actions: [...renamed.actions, ...rest.actions].sort((a, b) => a.index - b.index) };
+  }
+  const input = given;
   const first = reattach(input, lens);
   const rest = completeAndPrune(first.messages, lens);
   const merged = lens.mergeResults ? mergeRuns(rest.messages, lens) : { messages: rest.messages, actions: [] };

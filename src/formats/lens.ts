@@ -133,6 +133,11 @@ export interface MessageLens<M = unknown> {
    */
   readonly splitParallelCalls: boolean;
   /**
+   * True when the format gives several calls one id by design (Qwen-Agent's fixed `function_id`
+   * "1"): results pair by position and name, and repair never makes ids unique within a turn.
+   */
+  readonly repeatsCallIds?: boolean;
+  /**
    * True when reading a message is a few property loads (OpenAI Chat, Responses items, Qwen-Agent):
    * reading it again costs less than remembering the reading, so `memoizedLens` leaves the lens as
    * it is. Leave unset where a reading parses text or walks content parts.

@@ -104,6 +104,7 @@ export const qwenAgentLens: MessageLens<QwenAgentMessage> = {
   mediaTokens: (m) => contentImageTokens(m.content),
   atomicJoins: joinResponses,
   splitParallelCalls: true,
+  repeatsCallIds: true,
   cheapRead: true,
   stringContentIsText: true,
   // Qwen-Agent checks that a result names its call's function; and its Nous prompt gives every call
