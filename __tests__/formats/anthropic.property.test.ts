@@ -219,3 +219,33 @@ describe('anthropic: every view of a valid history is accepted, own objects unto
     expect(t.dropped).toBeGreaterThan(t.runs / 10);
   });
 });
+
+describe('anthropic: a user message written while the tools ran', () => {
+  test('property: a user text put between a tool_use turn and its results message: repair keeps every result, first in that user message, and the history is valid, with no two user turns in a row', () => {
+    let joined = 0;
+    fc.assert(fc.property(validAnthropicHistory(), fc.nat(), (history, pick) => {
+      // Turns whose next message holds only tool_result blocks.
+      const at = history.flatMap((m, i) => (m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_use')
+        && Array.isArray(history[i + 1]?.content) && (history[i + 1].content as AnthropicBlock[]).every((b) => b.type === 'tool_result') ? [i] : []));
+      fc.pre(at.length > 0);
+      // With thinking on, the user's words inside the open tool loop start a new loop whose first
+      // assistant message lacks thinking: the API refuses that whatever repair does, so those
+      // histories are left out here.
+      fc.pre(!history.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking')));
+      const turn = at[pick % at.length];
+      const words: AnthropicMessage = { role: 'user', content: 'also, check the other one' };
+      const input = [...history.slice(0, turn + 1), words, ...history.slice(turn + 1)];
+      const { messages } = repairHistory(input, { format: 'anthropic' });
+      expect(anthropicProblems(messages)).toEqual([]);
+      const blocks = (list: readonly AnthropicMessage[]) => list.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').map((b) => JSON.stringify(b));
+      expect(blocks(messages)).toEqual(blocks(history));
+      const host = messages[turn + 1].content as AnthropicBlock[];
+      expect(host.at(-1)).toEqual({ type: 'text', text: 'also, check the other one' });
+      // The two user turns became one: as many messages as the history had.
+      expect(messages).toHaveLength(history.length);
+      joined++;
+    }), formatPropertyParams());
+    expect(joined).toBeGreaterThan(10);
+  });
+});
+

@@ -213,6 +213,26 @@ describe('anthropic profile: each documented 400, and its fixed form', () => {
     expect(v.map((x) => x.message)).toEqual([TEXT.unanswered(1, 'toolu_a'), TEXT.unexpected(3, 0, 'toolu_a')]);
   });
 
+  test('repair: a result a user message separated from its call goes first in that user message (the tool output is kept; Bedrock-valid too)', () => {
+    const data = 'DATA-7781 from the tool';
+    const input: AnthropicMessage[] = [user('go'), assistant([text('Looking.'), use('toolu_a'), use('toolu_b')]), user('wait, also the other one'), user([result('toolu_a', data), result('toolu_b', 'B')]), assistant('ok'), user('next')];
+    expect(anthropicProblems(input, { bedrock: true }).length).toBeGreaterThan(0);
+    for (const provider of [undefined, 'anthropic', 'bedrock'] as const) {
+      const { messages, actions } = repairHistory(input, { format: 'anthropic', ...(provider ? { provider } : {}) });
+      expect(anthropicProblems(messages, { bedrock: true })).toEqual([]);
+      expect(messages).toHaveLength(5);
+      expect(messages[2]).toEqual({ role: 'user', content: [result('toolu_a', data), result('toolu_b', 'B'), text('wait, also the other one')] });
+      [0, 1].forEach((i) => expect(messages[i]).toBe(input[i]));
+      [3, 4].forEach((i) => expect(messages[i]).toBe(input[i + 1]));
+      expect(actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
+    }
+    // Results the message holds with other content, or a later call turn between: the old rule (synthetic result, orphan removed).
+    const mixed: AnthropicMessage[] = [user('go'), assistant([use('toolu_a')]), user('wait'), user([result('toolu_a', data), text('and this')])];
+    const fixed = repairHistory(mixed, { format: 'anthropic' });
+    expect(anthropicProblems(fixed.messages)).toEqual([]);
+    expect(fixed.actions.map((a) => a.action)).toContain('added-result');
+  });
+
   test('result-orphan: a history cut so it starts with a result (messages.0), and a result for another turn', () => {
     expect(anthropic([user([result('toolu_x')]), assistant('hi')])).toEqual([{ index: 0, rule: 'result-orphan', id: 'toolu_x', message: TEXT.unexpected(0, 0, 'toolu_x') }]);
     const v = anthropic([user('go'), assistant([use('toolu_a')]), user([result('toolu_a'), result('toolu_z'), text('hm')])]);

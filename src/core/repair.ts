@@ -25,6 +25,46 @@ function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonl
   return fits.length === 1 ? fits[0] : -1;
 }
 
+/** What `reattach` keeps while it works, shared with `joinAcrossUser`. */
+interface ReattachState<M> {
+  readonly take: (turn: number, call: number) => void;
+  readonly replaced: Map<number, M>;
+  readonly movedFrom: Set<number>;
+  readonly actions: RepairAction[];
+  readonly bystander: (i: number) => boolean;
+}
+
+/**
+ * Formats whose results travel in a user turn (`lens.joinResults`): where a user message came
+ * right after a call turn with no result of its own, and a later message holding only results
+ * answers open calls of that turn (each by its id, each call once), across messages with no call
+ * and no result, those results go first into that user message, before the user's words; the
+ * message they came in is dropped. Anything else is left for the other rules.
+ */
+function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structure: ReturnType<typeof scanStructure>, open: number[][], state: ReattachState<M>): void {
+  const read = lens.read;
+  for (const turn of structure.turns) {
+    const host = turn.runEnd;
+    if (host !== turn.openersEnd || host >= messages.length) continue;
+    const h = read(messages[host]);
+    if (h.kind !== 'user' || h.results.length > 0 || h.calls.length > 0) continue;
+    let at = host + 1;
+    while (at < messages.length && state.bystander(at) && !state.movedFrom.has(at)) at++;
+    if (at >= messages.length || state.movedFrom.has(at)) continue;
+    const r = read(messages[at]);
+    if (r.results.length === 0 || r.calls.length > 0) continue;
+    const ids = r.results.map((x) => x.id);
+    const calls = ids.map((id) => (id === undefined ? -1 : open[turn.ordinal].find((k) => turn.calls[k].id === id) ?? -1));
+    if (calls.some((k) => k < 0) || new Set(calls).size !== calls.length) continue;
+    const joined = lens.joinResults!(state.replaced.get(host) ?? messages[host], messages[at]);
+    if (joined === undefined) continue;
+    for (const k of calls) state.take(turn.ordinal, k);
+    state.replaced.set(host, joined);
+    state.movedFrom.add(at);
+    state.actions.push({ action: 'moved-result', index: at, id: ids[0], detail: `tool result${ids.length > 1 ? 's' : ''} ${ids.join(', ')} moved from messages[${at}] into messages[${host}], before the user's words, to answer ${ids.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}]` });
+  }
+}
+
 /**
  * Re-attaches real results that are misplaced or mis-keyed, where only one call can be meant:
  * - in a call's run, a result with no id, a numeric id, or the legacy `function` role naming one
@@ -58,7 +98,9 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system' || (acrossUser && r.kind === 'user')));
   };
   const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
+  if (lens.joinResults) joinAcrossUser(messages, lens, structure, open, { take, replaced, movedFrom, actions, bystander: (i) => bystander(i, true) });
   for (const p of structure.results) {
+    if (movedFrom.has(p.index)) continue;
     if (read(messages[p.index]).results.length !== 1) continue; // only whole single-result messages are re-keyed or moved
     if (p.pairing === 'stray') {
       const turn = structure.turns[p.turn];

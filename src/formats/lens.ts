@@ -200,6 +200,13 @@ export interface MessageLens<M = unknown> {
    */
   mergeResults?(messages: readonly M[]): M;
   /**
+   * Formats whose results travel in a user turn (`resultsInUserTurn`): `host` (a user message)
+   * with the result blocks of `results` put first, after any it already leads with, before the
+   * user's words. Undefined when `host` is not a user message or `results` holds anything but
+   * results. Repair uses it for results a user message came between them and their call.
+   */
+  joinResults?(host: M, results: M): M | undefined;
+  /**
    * A copy of `message` whose result at `slot` answers `call` in this format's shape (a `tool`
    * message with the call's id, for a result that had none, a malformed one, or the legacy
    * `function` role). Everything else in the message is kept.

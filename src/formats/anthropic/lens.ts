@@ -158,6 +158,16 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
     while (at < content.length && isBlock(content[at]) && content[at].type === 'tool_result') at++;
     return { ...m, content: [...content.slice(0, at), ...added, ...content.slice(at)] };
   },
+  joinResults(host, results) {
+    if (host.role !== 'user' || results.role !== 'user' || !Array.isArray(results.content) || results.content.length === 0) return undefined;
+    if (!results.content.every((b) => isBlock(b) && b.type === 'tool_result')) return undefined;
+    const content = typeof host.content === 'string'
+      ? (host.content.trim() === '' ? [] : [{ type: 'text' as const, text: host.content }])
+      : Array.isArray(host.content) ? host.content : [];
+    let at = 0;
+    while (at < content.length && isBlock(content[at]) && content[at].type === 'tool_result') at++;
+    return { ...host, content: [...content.slice(0, at), ...results.content, ...content.slice(at)] };
+  },
   rekeyResult: (m, slot, call) => (call.id === undefined ? m : withBlock(m, 'tool_result', slot, (b) => ({ ...b, tool_use_id: call.id }))),
   rekeyCall: (m, slot, id) => withBlock(m, 'tool_use', slot, (b) => ({ ...b, id })),
   collapseResult: (m, slot, placeholder) => withBlock(m, 'tool_result', slot, (b) => ({ ...b, content: placeholder })),
