@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { hermesLens } from '../../src/formats/hermes/lens.js';
 import fc from 'fast-check';
 import { compressContext, createTokenCounter } from '../../src/index.js';
 import { evidenceIn } from '../../src/formats/evidence.js';
@@ -78,6 +79,21 @@ describe('Hermes tags in prose, format auto', () => {
     expect(report.repaired).toEqual([]);
     messages.forEach((m, i) => expect(m).toBe(history[i]));
     for (const f of FIXTURES) expect(compressContext(f.messages, { counter }).report.format).toBe('hermes');
+  });
+
+  test('in a genuine Hermes history, a user sentence quoting a <tool_response> block (or an unclosed tag) after prose is the user\'s words, not a result', () => {
+    const call = { role: 'assistant', content: 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>' };
+    const answer = { role: 'user', content: '<tool_response>\n{"sky": "sun"}\n</tool_response>' };
+    for (const quote of ['What does <tool_response>\nx\n</tool_response> mean in your replies?', 'And what is a <tool_response> tag without its end?']) {
+      const history = [{ role: 'user', content: 'Weather in Paris?' }, call, answer, { role: 'assistant', content: 'Sunny.' }, { role: 'user', content: quote }];
+      const { messages, report } = compressContext(history, { counter });
+      expect(report.format).toBe('hermes');
+      expect(report.repaired).toEqual([]);
+      messages.forEach((m, i) => expect(m).toBe(history[i]));
+      expect(hermesLens.read(history[4] as never)).toMatchObject({ kind: 'user', results: [] });
+    }
+    // Blocks that lead the message are results, and the words after them are the user's.
+    expect(hermesLens.read({ role: 'user', content: '<tool_response>\nr\n</tool_response>\nand thanks' })).toMatchObject({ kind: 'user', results: [{ content: 'r' }], text: 'and thanks' });
   });
 
   test('a lone <tool_response> message with no call turn before it, or calls followed by prose, is not evidence', () => {

@@ -101,11 +101,25 @@ export function readCallBlocks(text: string): Blocks<CallBlock> | BlockError {
   return { blocks, outside: outsideOf(text, found) };
 }
 
-/** The `<tool_response>` blocks of user text, or the first one opened and not closed. */
+/**
+ * The `<tool_response>` blocks that lead user text (only whitespace before and between them, as
+ * the templates write a tool turn), or the first of them opened and not closed. A tag after the
+ * user's words is their text, quoted: never a result, never an error.
+ */
 export function readResponseBlocks(text: string): Blocks<ResponseBlock> | BlockError {
   if (!text.includes(RESPONSE_OPEN)) return { blocks: [], outside: text };
-  const found = spans(text, RESPONSE_OPEN, RESPONSE_CLOSE);
-  if (!Array.isArray(found)) return found;
+  const found: { start: number; end: number }[] = [];
+  for (let at = 0; ;) {
+    let start = at;
+    while (start < text.length && isSpace(text.charCodeAt(start))) start++;
+    if (!text.startsWith(RESPONSE_OPEN, start)) break;
+    const closeAt = text.indexOf(RESPONSE_CLOSE, start + RESPONSE_OPEN.length);
+    if (closeAt < 0) return { offset: start, why: `${RESPONSE_OPEN} is opened and never closed with ${RESPONSE_CLOSE}` };
+    const inner = text.indexOf(RESPONSE_OPEN, start + RESPONSE_OPEN.length);
+    if (inner >= 0 && inner < closeAt) return { offset: start, why: `another ${RESPONSE_OPEN} opens at character ${inner} before this one is closed` };
+    at = closeAt + RESPONSE_CLOSE.length;
+    found.push({ start, end: at });
+  }
   const blocks = found.map(({ start, end }) => {
     let innerStart = start + RESPONSE_OPEN.length;
     let innerEnd = end - RESPONSE_CLOSE.length;
@@ -115,6 +129,9 @@ export function readResponseBlocks(text: string): Blocks<ResponseBlock> | BlockE
   });
   return { blocks, outside: outsideOf(text, found) };
 }
+
+/** Space, tab, newline, carriage return, form feed. */
+const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13);
 
 /** True when `value` is a block error rather than blocks. */
 export function isBlockError<B>(value: Blocks<B> | BlockError): value is BlockError {
