@@ -220,6 +220,28 @@ describe('anthropic: every view of a valid history is accepted, own objects unto
   });
 });
 
+describe('anthropic: the user\'s words before the results of a message', () => {
+  test('property: a text block put before a results message\'s tool_result blocks: repair moves the results first, every block kept, the history valid', () => {
+    let fixed = 0;
+    fc.assert(fc.property(validAnthropicHistory(), fc.nat(), (history, pick) => {
+      const at = history.flatMap((m, i) => (m.role === 'user' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result') ? [i] : []));
+      fc.pre(at.length > 0);
+      // With thinking on, the user's words inside the open tool loop start a new loop (see below).
+      fc.pre(!history.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking')));
+      const k = at[pick % at.length];
+      const words: AnthropicBlock = { type: 'text', text: 'here is what the tools said' };
+      const input = history.map((m, i) => (i === k ? { ...m, content: [words, ...(m.content as AnthropicBlock[])] } : m));
+      expect(anthropicProblems(input).length).toBeGreaterThan(0);
+      const { messages } = repairHistory(input, { format: 'anthropic' });
+      expect(anthropicProblems(messages)).toEqual([]);
+      const blocks = (list: readonly AnthropicMessage[]) => list.flatMap((m): unknown[] => (Array.isArray(m.content) ? m.content : [m.content])).map((b) => JSON.stringify(b)).sort();
+      expect(blocks(messages)).toEqual(blocks(input));
+      fixed++;
+    }), formatPropertyParams());
+    expect(fixed).toBeGreaterThan(10);
+  });
+});
+
 describe('anthropic: a user message written while the tools ran', () => {
   test('property: a user text put between a tool_use turn and its results message: repair keeps every result, first in that user message, and the history is valid, with no two user turns in a row', () => {
     let joined = 0;

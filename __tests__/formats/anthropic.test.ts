@@ -233,6 +233,18 @@ describe('anthropic profile: each documented 400, and its fixed form', () => {
     expect(fixed.actions.map((a) => a.action)).toContain('added-result');
   });
 
+  test('repair: the user\'s words before the tool_result blocks of a message go after them (nothing removed, Anthropic and Bedrock valid)', () => {
+    const input: AnthropicMessage[] = [user('go'), assistant([use('toolu_a'), use('toolu_b')]), user([text('here they are:'), result('toolu_a', 'A-DATA'), text('and'), result('toolu_b', 'B-DATA')]), assistant('ok')];
+    expect(anthropic(input).map((v) => v.rule)).toContain('tool-result-not-first');
+    for (const provider of [undefined, 'anthropic', 'bedrock'] as const) {
+      const { messages, report } = compressContext(input, { format: 'anthropic', counter: createTokenCounter(), ...(provider ? { provider } : {}) });
+      expect(anthropicProblems(messages, { bedrock: true })).toEqual([]);
+      expect(messages[2]).toEqual({ role: 'user', content: [result('toolu_a', 'A-DATA'), result('toolu_b', 'B-DATA'), text('here they are:'), text('and')] });
+      [0, 1, 3].forEach((i) => expect(messages[i]).toBe(input[i]));
+      expect(report.repaired.map((a) => [a.action, a.index])).toEqual([['moved-result', 2]]);
+    }
+  });
+
   test('result-orphan: a history cut so it starts with a result (messages.0), and a result for another turn', () => {
     expect(anthropic([user([result('toolu_x')]), assistant('hi')])).toEqual([{ index: 0, rule: 'result-orphan', id: 'toolu_x', message: TEXT.unexpected(0, 0, 'toolu_x') }]);
     const v = anthropic([user('go'), assistant([use('toolu_a')]), user([result('toolu_a'), result('toolu_z'), text('hm')])]);

@@ -99,6 +99,18 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
   if (!lens.repeatsCallIds) {
     for (const t of turns) if (t.calls.length > 1 && repeatsAnId(t.calls)) oddResultAt = oddResultAt < 0 ? t.opener : Math.min(oddResultAt, t.opener);
   }
+  // A format whose results must lead their message: one with other content before them needs repair.
+  if (lens.resultsFirst) {
+    let last = -1;
+    for (const p of results) {
+      if (p.index === last) continue;
+      last = p.index;
+      if (lens.resultsFirst(messages[p.index]) !== undefined) {
+        oddResultAt = oddResultAt < 0 ? p.index : Math.min(oddResultAt, p.index);
+        break;
+      }
+    }
+  }
   // A format that wants a turn's results in one message: a run split over several needs repair.
   if (lens.mergeResults) {
     for (const t of turns) {

@@ -25,6 +25,20 @@ function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonl
   return fits.length === 1 ? fits[0] : -1;
 }
 
+/** Every message whose result blocks must lead it (`lens.resultsFirst`) with them moved first; the same array when none had to move. */
+function resultsLeading<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  const actions: RepairAction[] = [];
+  let out: M[] | undefined;
+  messages.forEach((m, i) => {
+    if (lens.read(m).results.length === 0) return;
+    const moved = lens.resultsFirst!(m);
+    if (moved === undefined) return;
+    (out ??= messages.slice())[i] = moved;
+    actions.push({ action: 'moved-result', index: i, detail: `tool results in messages[${i}] moved before the other content they followed (results must come first in their message)` });
+  });
+  return { messages: out ?? messages, actions };
+}
+
 /** What `reattach` keeps while it works, shared with `joinAcrossUser`. */
 interface ReattachState<M> {
   readonly take: (turn: number, call: number) => void;
@@ -158,6 +172,14 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
  * as the same objects, in order; a history with nothing to fix is returned as the same array.
  */
 export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  // Results that must lead their message go before the user's words (nothing removed).
+  if (lens.resultsFirst) {
+    const reordered = resultsLeading(given, lens);
+    if (reordered.actions.length > 0) {
+      const rest = repairWithLens(reordered.messages, lens);
+      return { messages: rest.messages, actions: [...reordered.actions, ...rest.actions].sort((a, b) => a.index - b.index) };
+    }
+  }
   // Ids first: with one id used twice in a turn, results pair with its calls in order; each call
   // then gets its own id, so every later pass (and the provider) can tell them apart.
   const renamed = lens.repeatsCallIds ? undefined : remapCallIds(given, lens, IDS_UNIQUE_PER_TURN);

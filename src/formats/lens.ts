@@ -207,6 +207,12 @@ export interface MessageLens<M = unknown> {
    */
   joinResults?(host: M, results: M): M | undefined;
   /**
+   * Formats whose results must come first in their message (Anthropic): the message with its
+   * result blocks moved before its other content, each kept in its order; undefined when they
+   * already lead (or it holds none). Nothing is removed.
+   */
+  resultsFirst?(message: M): M | undefined;
+  /**
    * A copy of `message` whose result at `slot` answers `call` in this format's shape (a `tool`
    * message with the call's id, for a result that had none, a malformed one, or the legacy
    * `function` role). Everything else in the message is kept.

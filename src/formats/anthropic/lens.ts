@@ -158,6 +158,14 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
     while (at < content.length && isBlock(content[at]) && content[at].type === 'tool_result') at++;
     return { ...m, content: [...content.slice(0, at), ...added, ...content.slice(at)] };
   },
+  resultsFirst(m) {
+    if (m.role !== 'user' || !Array.isArray(m.content)) return undefined;
+    const content = m.content;
+    const isResult = (b: unknown) => isBlock(b) && b.type === 'tool_result';
+    const firstOther = content.findIndex((b) => !isResult(b));
+    if (firstOther < 0 || !content.slice(firstOther).some(isResult)) return undefined;
+    return { ...m, content: [...content.filter(isResult), ...content.filter((b) => !isResult(b))] };
+  },
   joinResults(host, results) {
     if (host.role !== 'user' || results.role !== 'user' || !Array.isArray(results.content) || results.content.length === 0) return undefined;
     if (!results.content.every((b) => isBlock(b) && b.type === 'tool_result')) return undefined;
