@@ -67,6 +67,9 @@ function sharedStore(store: StateStore): StateStore {
  */
 export function createCompressorPool(options: PoolOptions): CompressorPool {
   const counter = createTokenCounter({ model: options.tokenizerModel });
+  // The encoder is built at the first count (about 200 ms): done here, at start, it does not
+  // hold up the first requests (and every probe answered meanwhile).
+  counter.text('ctxfold starts: the tokenizer is loaded before the first request.');
   const historyCache = createHistoryCache();
   const store = sharedStore(options.store);
   const byWindow = new Map<string, Compressor>();
