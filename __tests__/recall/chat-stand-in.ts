@@ -1,3 +1,5 @@
+import { afterAll, afterEach, beforeAll } from '@jest/globals';
+import type { Compressor } from '../../src/runtime/compressor.js';
 import { createServer, type ServerResponse } from 'node:http';
 import { responsesResponse, responsesStream } from './responses-reply.js';
 import { messagesResponse, messagesStream } from './messages-reply.js';
@@ -129,3 +131,29 @@ export async function startChatStandIn(): Promise<ChatStandIn> {
     },
   };
 }
+
+/**
+ * The stand-in for one test file: started before its tests and closed after them, with `open`,
+ * where a test puts the compressors it makes (closed after each test). Read `server` inside tests only.
+ */
+export function chatStandInForFile(): { readonly server: ChatStandIn; readonly open: Compressor[] } {
+  let server: ChatStandIn | undefined;
+  const open: Compressor[] = [];
+  beforeAll(async () => {
+    server = await startChatStandIn();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((c) => c.close(200)));
+  });
+  return {
+    get server() {
+      if (server === undefined) throw new Error('the stand-in is read before beforeAll started it');
+      return server;
+    },
+    open,
+  };
+}
+

@@ -1,11 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import { compressorOf, withCtxfold } from '../../src/adapters/openai/index.js';
-import type { Compressor, CompressorEvents } from '../../src/runtime/compressor.js';
+import type { CompressorEvents } from '../../src/runtime/compressor.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
-import { startChatStandIn, type ChatStandIn, type StandInReply } from './chat-stand-in.js';
+import { chatStandInForFile, type StandInReply } from './chat-stand-in.js';
 
 /**
  * The usage an application is shown after ctxfold/openai answered recall calls is that of every
@@ -18,17 +18,8 @@ import { startChatStandIn, type ChatStandIn, type StandInReply } from './chat-st
 const BUDGET = 2000;
 const counter = createTokenCounter();
 
-let server: ChatStandIn;
-beforeAll(async () => {
-  server = await startChatStandIn();
-});
-afterAll(async () => {
-  await server.close();
-});
-const open: Compressor[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close(200)));
-});
+const bed = chatStandInForFile();
+const { open } = bed;
 
 const filler = (what: string) => `${what}. ${'Some filler words for it. '.repeat(8)}`;
 /** `turns` user/assistant pairs after a system message (about 70 tokens each). */
@@ -40,7 +31,7 @@ function pairs(turns: number): { role: 'system' | 'user' | 'assistant'; content:
 
 /** A wrapped client with recall on whose chat already has a summary (so recall has something to answer). */
 async function wrapped() {
-  const client = withCtxfold(new OpenAI({ apiKey: 'k', baseURL: server.baseURL, maxRetries: 0 }), { maxContextTokens: BUDGET, keepLast: 4, recall: true, counter });
+  const client = withCtxfold(new OpenAI({ apiKey: 'k', baseURL: bed.server.baseURL, maxRetries: 0 }), { maxContextTokens: BUDGET, keepLast: 4, recall: true, counter });
   const compressor = compressorOf(client)!;
   open.push(compressor);
   const samples: CompressorEvents['calibration'][] = [];
@@ -58,11 +49,11 @@ describe('ctxfold/openai: usage after answered recall rounds', () => {
     const messages = pairs(24) as ChatCompletionMessageParam[];
     await client.chat.completions.create({ model: 'm', messages, metadata: { chat_id: 'u1' } });
     await compressor.drain();
-    const before = server.bodies.length;
+    const before = bed.server.bodies.length;
     const seen = samples.length;
-    server.enqueue(RECALL, ANSWER);
+    bed.server.enqueue(RECALL, ANSWER);
     const response = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'The code?' }], metadata: { chat_id: 'u1' } });
-    const sent = server.bodies.slice(before);
+    const sent = bed.server.bodies.slice(before);
     expect(sent).toHaveLength(2);
     expect(response.choices[0].message.content).toBe('The code is QX-4471.');
     expect(response.usage?.prompt_tokens).toBe(billedFor(sent[0]) + billedFor(sent[1]));
@@ -75,13 +66,13 @@ describe('ctxfold/openai: usage after answered recall rounds', () => {
     const messages = pairs(24) as ChatCompletionMessageParam[];
     await client.chat.completions.create({ model: 'm', messages, metadata: { chat_id: 'u2' } });
     await compressor.drain();
-    const before = server.bodies.length;
+    const before = bed.server.bodies.length;
     const seen = samples.length;
-    server.enqueue(RECALL, ANSWER);
+    bed.server.enqueue(RECALL, ANSWER);
     const stream = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'The code?' }], metadata: { chat_id: 'u2' }, stream: true, stream_options: { include_usage: true } });
     const usages: unknown[] = [];
     for await (const chunk of stream) if (chunk.usage) usages.push(chunk.usage);
-    const sent = server.bodies.slice(before);
+    const sent = bed.server.bodies.slice(before);
     expect(sent).toHaveLength(2);
     expect(usages).toEqual([expect.objectContaining({ prompt_tokens: billedFor(sent[0]) + billedFor(sent[1]), completion_tokens: 10 })]);
     expect(samples.slice(seen).map((s) => s.billed)).toEqual([billedFor(sent[1])]);
@@ -94,22 +85,22 @@ describe('ctxfold/openai: usage after answered recall rounds', () => {
     await compressor.drain();
     const asked: ResponseInputItem[] = [...input, { role: 'user', content: 'The code?' }];
 
-    let before = server.bodies.length;
+    let before = bed.server.bodies.length;
     let seen = samples.length;
-    server.enqueue(RECALL, ANSWER);
+    bed.server.enqueue(RECALL, ANSWER);
     const response = await client.responses.create({ model: 'm', input: asked, metadata: { chat_id: 'u3' } });
-    let sent = server.bodies.slice(before);
+    let sent = bed.server.bodies.slice(before);
     expect(sent).toHaveLength(2);
     expect(response.usage).toMatchObject({ input_tokens: billedFor(sent[0]) + billedFor(sent[1]), output_tokens: 10, total_tokens: billedFor(sent[0]) + billedFor(sent[1]) + 10 });
     expect(samples.slice(seen).map((s) => s.billed)).toEqual([billedFor(sent[1])]);
 
-    before = server.bodies.length;
+    before = bed.server.bodies.length;
     seen = samples.length;
-    server.enqueue(RECALL, ANSWER);
+    bed.server.enqueue(RECALL, ANSWER);
     const stream = await client.responses.create({ model: 'm', input: asked, metadata: { chat_id: 'u3' }, stream: true });
     let completed: unknown;
     for await (const event of stream) if (event.type === 'response.completed') completed = event.response.usage;
-    sent = server.bodies.slice(before);
+    sent = bed.server.bodies.slice(before);
     expect(sent).toHaveLength(2);
     expect(completed).toMatchObject({ input_tokens: billedFor(sent[0]) + billedFor(sent[1]), output_tokens: 10 });
     expect(samples.slice(seen).map((s) => s.billed)).toEqual([billedFor(sent[1])]);

@@ -1,26 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { compressorOf, withCtxfold } from '../../src/adapters/openai/index.js';
 import { validateMessages } from '../../src/formats/profiles.js';
-import type { Compressor, CompressorEvents } from '../../src/runtime/compressor.js';
+import type { CompressorEvents } from '../../src/runtime/compressor.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
-import { startChatStandIn, type ChatStandIn } from './chat-stand-in.js';
+import { chatStandInForFile } from './chat-stand-in.js';
 
 const BUDGET = 2000;
 const counter = createTokenCounter();
 
-let server: ChatStandIn;
-beforeAll(async () => {
-  server = await startChatStandIn();
-});
-afterAll(async () => {
-  await server.close();
-});
-const open: Compressor[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close(200)));
-});
+const bed = chatStandInForFile();
+const { open } = bed;
 
 /** A chat of `turns` user/assistant pairs (about 70 tokens each); message 2 holds a sentence found nowhere else. */
 function history(turns: number): ChatCompletionMessageParam[] {
@@ -36,7 +27,7 @@ const APP_TOOL = { type: 'function' as const, function: { name: 'lookup', descri
 
 /** A wrapped client with recall on, whose chat "c" already has a summary covering its early messages. */
 async function withSummary(rounds?: number) {
-  const client = withCtxfold(new OpenAI({ apiKey: 'k', baseURL: server.baseURL, maxRetries: 0 }), {
+  const client = withCtxfold(new OpenAI({ apiKey: 'k', baseURL: bed.server.baseURL, maxRetries: 0 }), {
     maxContextTokens: BUDGET, keepLast: 4, recall: rounds === undefined ? true : { rounds }, counter,
   });
   const compressor = compressorOf(client)!;
@@ -55,17 +46,17 @@ const contents = (body: Record<string, unknown>) => (body.messages as { content?
 describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
   test('the model recalls a summarized message: the second request carries its original, the application gets the final answer only', async () => {
     const { client, messages, reports } = await withSummary();
-    const before = server.bodies.length;
+    const before = bed.server.bodies.length;
     // #2 is messages[2], the first assistant answer (the head is the system message).
-    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
+    bed.server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
     const asked = [...messages, { role: 'user', content: 'Where is the spare key again?' } as ChatCompletionMessageParam];
     const copy = structuredClone(asked);
     const response = await client.chat.completions.create({ model: 'm', messages: asked, metadata: { chat_id: 'c' }, tools: [APP_TOOL] });
 
     expect(response.choices[0].message).toEqual({ role: 'assistant', content: 'The code is QX-4471.', refusal: null });
     expect(asked).toEqual(copy); // the application's list is never changed
-    const [first, second] = server.bodies.slice(before);
-    expect(server.bodies.length - before).toBe(2);
+    const [first, second] = bed.server.bodies.slice(before);
+    expect(bed.server.bodies.length - before).toBe(2);
     // The first view no longer holds the message: it was summarized away, and the summary says what can be recalled.
     expect(contents(first).some((c) => c.includes('spare key hangs'))).toBe(false);
     expect(contents(first).find((c) => c.startsWith('[Summary of'))).toMatch(/#1-#\d+.*ctxfold_recall/);
@@ -83,10 +74,10 @@ describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
 
   test('a search query finds the message by its identifier', async () => {
     const { client, messages } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'found it' });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'found it' });
     await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'The code?' }], metadata: { chat_id: 'c' } });
-    const second = server.bodies[before + 1];
+    const second = bed.server.bodies[before + 1];
     const last = (second.messages as { role: string; content: string }[]).at(-1)!;
     expect(last.role).toBe('tool');
     expect(last.content).toContain('spare key hangs behind the blue clock');
@@ -94,10 +85,10 @@ describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
 
   test('a response mixing recall with the application\'s calls is passed on with the recall calls removed', async () => {
     const { client, messages } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
     const response = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' }, tools: [APP_TOOL] });
-    expect(server.bodies.length - before).toBe(1);
+    expect(bed.server.bodies.length - before).toBe(1);
     const calls = response.choices[0].message.tool_calls!;
     expect(calls.map((c) => (c as { function: { name: string } }).function.name)).toEqual(['lookup']);
     expect(response.choices[0].finish_reason).toBe('tool_calls');
@@ -105,11 +96,11 @@ describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
 
   test('rounds are bounded: past them the response comes back without recall calls', async () => {
     const { client, messages } = await withSummary(2);
-    const before = server.bodies.length;
+    const before = bed.server.bodies.length;
     const recall = { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#1'] } }] };
-    server.enqueue(recall, recall, recall);
+    bed.server.enqueue(recall, recall, recall);
     const response = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' } });
-    expect(server.bodies.length - before).toBe(3); // the first call and two answered rounds
+    expect(bed.server.bodies.length - before).toBe(3); // the first call and two answered rounds
     expect(response.choices[0].message.tool_calls).toBeUndefined();
     expect(response.choices[0].finish_reason).toBe('stop');
   });
@@ -118,7 +109,7 @@ describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
     const { client, messages } = await withSummary();
     const functions = [{ name: 'lookup', parameters: { type: 'object', properties: {} } }];
     await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' }, functions });
-    const body = server.bodies.at(-1)!;
+    const body = bed.server.bodies.at(-1)!;
     expect(body.tools).toBeUndefined();
     expect(contents(body).join('\n')).not.toContain('ctxfold_recall');
   });
@@ -129,8 +120,8 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
 
   test('a recall call first: answered here, the application streams only the second answer', async () => {
     const { client, messages, reports } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
     const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Where is the spare key?'), metadata: { chat_id: 'c' }, tools: [APP_TOOL], stream: true, stream_options: { include_usage: true } });
     let text = '';
     const finishes: string[] = [];
@@ -141,7 +132,7 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
     }
     expect(text).toBe('The code is QX-4471.');
     expect(finishes).toEqual(['stop']);
-    const [first, second, ...more] = server.bodies.slice(before);
+    const [first, second, ...more] = bed.server.bodies.slice(before);
     expect(more).toEqual([]);
     expect([first.stream, second.stream]).toEqual([true, true]);
     expect(toolNames(first)).toEqual(['lookup', 'ctxfold_recall']);
@@ -155,16 +146,16 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
 
   test('text, then a recall call: the next round continues the streamed message (the SDK\'s stream helper sees one message)', async () => {
     const { client, messages } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ say: 'Let me look. ', calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'It is QX-4471.' });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ say: 'Let me look. ', calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'It is QX-4471.' });
     const final = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'The code?'), metadata: { chat_id: 'c' } }).finalChatCompletion();
     expect(final.choices[0].message.content).toBe('Let me look. It is QX-4471.');
     expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
     expect(final.choices[0].finish_reason).toBe('stop');
-    expect(server.bodies.length - before).toBe(2);
-    expect((server.bodies[before + 1].messages as Record<string, unknown>[]).at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. ' });
+    expect(bed.server.bodies.length - before).toBe(2);
+    expect((bed.server.bodies[before + 1].messages as Record<string, unknown>[]).at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. ' });
     // One message, one completion: every chunk the application gets carries the first chunk's id.
-    server.enqueue({ say: 'Let me look. ', calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'It is QX-4471.' });
+    bed.server.enqueue({ say: 'Let me look. ', calls: [{ name: 'ctxfold_recall', arguments: { query: 'QX-4471' } }] }, { text: 'It is QX-4471.' });
     const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Again?'), metadata: { chat_id: 'c' }, stream: true, stream_options: { include_usage: true } });
     const ids = new Set<string>();
     for await (const chunk of stream) ids.add(chunk.id);
@@ -173,10 +164,10 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
 
   test('recall mixed with the application\'s call: one request, the application gets its call alone, at index 0', async () => {
     const { client, messages } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }, { name: 'lookup', arguments: { q: 'x' } }] });
     const final = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' }, tools: [APP_TOOL] }).finalChatCompletion();
-    expect(server.bodies.length - before).toBe(1);
+    expect(bed.server.bodies.length - before).toBe(1);
     const calls = final.choices[0].message.tool_calls ?? [];
     expect(calls.map((c) => (c as { function: { name: string; arguments: string } }).function)).toEqual([{ name: 'lookup', arguments: '{"q":"x"}' }]);
     expect(final.choices[0].finish_reason).toBe('tool_calls');
@@ -186,7 +177,7 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
     const { client, messages } = await withSummary();
     let release!: () => void;
     const pause = new Promise<void>((resolve) => { release = resolve; });
-    server.enqueue({ text: 'first half, second half', pause });
+    bed.server.enqueue({ text: 'first half, second half', pause });
     const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Hi.'), metadata: { chat_id: 'c' }, stream: true });
     const seen: string[] = [];
     for await (const chunk of stream) {
@@ -202,15 +193,15 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
 
   test('a round that fails makes the iteration throw the SDK\'s error; rounds are bounded as on the non-streamed path', async () => {
     const { client, messages } = await withSummary(1);
-    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { fail: 500 });
+    bed.server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { fail: 500 });
     const failing = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' }, stream: true });
     await expect((async () => { for await (const _ of failing) { /* drain */ } })()).rejects.toThrow(/500/);
 
-    const before = server.bodies.length;
+    const before = bed.server.bodies.length;
     const recall = { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#1'] } }] };
-    server.enqueue(recall, recall);
+    bed.server.enqueue(recall, recall);
     const final = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' } }).finalChatCompletion();
-    expect(server.bodies.length - before).toBe(2); // the first call and one answered round
+    expect(bed.server.bodies.length - before).toBe(2); // the first call and one answered round
     expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
     expect(final.choices[0].finish_reason).toBe('stop');
   });
@@ -219,12 +210,12 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
     const { client, compressor, messages } = await withSummary();
     const samples: unknown[] = [];
     compressor.on('calibration', (e) => samples.push(e));
-    server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
+    bed.server.enqueue({ calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
     const whole = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'The code?'), metadata: { chat_id: 'c' }, stream: true, stream_options: { include_usage: true } });
     for await (const _ of whole) { /* drain */ }
     expect(samples).toHaveLength(1);
 
-    server.enqueue({ text: 'one two three four' });
+    bed.server.enqueue({ text: 'one two three four' });
     const stream = await client.chat.completions.create({ model: 'm', messages: ask(messages, 'Hi.'), metadata: { chat_id: 'c' }, stream: true, stream_options: { include_usage: true } });
     for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
     expect(stream.controller.signal.aborted).toBe(true);

@@ -1,29 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
 import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
 import { compressorOf, withCtxfold } from '../../src/adapters/openai/index.js';
 import { validateMessages } from '../../src/formats/profiles.js';
 import { recallToolDefinition } from '../../src/recall/tool-definition.js';
-import type { Compressor, CompressorEvents } from '../../src/runtime/compressor.js';
+import type { CompressorEvents } from '../../src/runtime/compressor.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
 import { checkResponsesInput } from '../helpers/openai-responses-checker.js';
-import { startChatStandIn, type ChatStandIn, type StandInReply } from './chat-stand-in.js';
+import { chatStandInForFile, type StandInReply } from './chat-stand-in.js';
 
 const BUDGET = 2000;
 const counter = createTokenCounter();
 const FACT = 'Noted: the garden gate opens with code ZT-9083, written under the red mailbox.';
 
-let server: ChatStandIn;
-beforeAll(async () => {
-  server = await startChatStandIn();
-});
-afterAll(async () => {
-  await server.close();
-});
-const open: Compressor[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close(200)));
-});
+const bed = chatStandInForFile();
+const { open } = bed;
 
 /**
  * A Responses input of `turns` user/assistant pairs (about 70 tokens each) after a system message,
@@ -46,7 +37,7 @@ const APP_TOOL: FunctionTool = { type: 'function', name: 'lookup', description: 
 
 /** A wrapped client with recall on, whose chat "r" already has a summary covering its early items. */
 async function withSummary(rounds?: number) {
-  const client = withCtxfold(new OpenAI({ apiKey: 'k', baseURL: server.baseURL, maxRetries: 0 }), {
+  const client = withCtxfold(new OpenAI({ apiKey: 'k', baseURL: bed.server.baseURL, maxRetries: 0 }), {
     maxContextTokens: BUDGET, keepLast: 4, recall: rounds === undefined ? true : { rounds }, counter,
   });
   const compressor = compressorOf(client)!;
@@ -68,10 +59,10 @@ const recallCall = (args: unknown) => ({ name: 'ctxfold_recall', arguments: args
 const ask = (input: ResponseInputItem[], text: string): ResponseInputItem[] => [...input, { role: 'user', content: text }];
 /** Sends a turn and returns the response and the request bodies the stand-in got for it. */
 async function turn(client: OpenAI, input: ResponseInputItem[], replies: StandInReply[]) {
-  const before = server.bodies.length;
-  server.enqueue(...replies);
+  const before = bed.server.bodies.length;
+  bed.server.enqueue(...replies);
   const response = await client.responses.create({ model: 'm', input, instructions: 'Be brief.', max_output_tokens: 300, metadata: { chat_id: 'r' }, tools: [APP_TOOL] });
-  return { response, sent: server.bodies.slice(before), paths: server.paths.slice(before) };
+  return { response, sent: bed.server.bodies.slice(before), paths: bed.server.paths.slice(before) };
 }
 
 describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-streamed)', () => {
@@ -98,7 +89,7 @@ describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-s
     expect((first.tools as unknown[])[1]).toEqual(recallToolDefinition('openai-responses'));
     // The second request ends with the model's output items, in order, then the call's output.
     const tail = inputOf(second).slice(-3);
-    const n = server.bodies.indexOf(second); // the stand-in numbers its replies from 1: the first view got reply n
+    const n = bed.server.bodies.indexOf(second); // the stand-in numbers its replies from 1: the first view got reply n
     expect(tail[0]).toMatchObject({ type: 'reasoning', id: `rs_${n}` });
     expect(tail[1]).toMatchObject({ type: 'function_call', id: `fc_${n}_0`, call_id: `call_${n}_0`, name: 'ctxfold_recall' });
     expect(tail[2]).toMatchObject({ type: 'function_call_output', call_id: `call_${n}_0` });
@@ -124,7 +115,7 @@ describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-s
     ]);
     expect(response.output_text).toBe('found it');
     const tail = inputOf(sent[1]).slice(-4);
-    const n = server.bodies.indexOf(sent[1]);
+    const n = bed.server.bodies.indexOf(sent[1]);
     expect(tail.map((i) => [i.type, i.call_id])).toEqual([
       ['function_call', `call_${n}_0`], ['function_call', `call_${n}_1`], ['function_call_output', `call_${n}_0`], ['function_call_output', `call_${n}_1`],
     ]);
@@ -170,10 +161,10 @@ describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-s
 
   test('previous_response_id and a string input get no recall tool and no recall note', async () => {
     const { client, input } = await withSummary();
-    const before = server.bodies.length;
+    const before = bed.server.bodies.length;
     await client.responses.create({ model: 'm', input: ask(input, 'Go.').slice(-1), previous_response_id: 'resp_1', metadata: { chat_id: 'r' }, tools: [APP_TOOL] });
     await client.responses.create({ model: 'm', input: 'Go.', metadata: { chat_id: 'r' }, tools: [APP_TOOL] });
-    const bodies = server.bodies.slice(before);
+    const bodies = bed.server.bodies.slice(before);
     expect(bodies).toHaveLength(2);
     for (const body of bodies) {
       expect(toolNames(body)).toEqual(['lookup']);
@@ -190,8 +181,8 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed responses.crea
 
   test('a recall call first: answered here; the application\'s stream has one response, the second answer, echoing its own tools', async () => {
     const { client, input } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ reasoning: 'Read #2 again.', calls: [recallCall({ ids: ['#2'] })] }, { text: 'The code is ZT-9083.' });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ reasoning: 'Read #2 again.', calls: [recallCall({ ids: ['#2'] })] }, { text: 'The code is ZT-9083.' });
     const stream = client.responses.stream({ model: 'm', input: ask(input, 'What opens the gate?'), metadata: { chat_id: 'r' }, tools: [APP_TOOL] });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
@@ -200,7 +191,7 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed responses.crea
     expect(final.output.map((i) => i.type)).toEqual(['message']);
     expect(final.tools.map((t) => (t as { name: string }).name)).toEqual(['lookup']);
     expect(types.filter((t) => t === 'response.created')).toHaveLength(1);
-    const [first, second, ...more] = server.bodies.slice(before);
+    const [first, second, ...more] = bed.server.bodies.slice(before);
     expect(more).toEqual([]);
     expect([first.stream, second.stream]).toEqual([true, true]);
     expect(toolNames(first)).toEqual(['lookup', 'ctxfold_recall']);
@@ -212,12 +203,12 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed responses.crea
 
   test('recall mixed with the application\'s call: one request; the application gets its call alone, output indexes and sequence numbers unbroken', async () => {
     const { client, input } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ calls: [recallCall({ ids: ['#2'] }), { name: 'lookup', arguments: { q: 'x' } }] });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ calls: [recallCall({ ids: ['#2'] }), { name: 'lookup', arguments: { q: 'x' } }] });
     const stream = await client.responses.create({ model: 'm', input: ask(input, 'Go.'), metadata: { chat_id: 'r' }, tools: [APP_TOOL], stream: true });
     const events: Record<string, unknown>[] = [];
     for await (const event of stream) events.push(event as unknown as Record<string, unknown>);
-    expect(server.bodies.length - before).toBe(1);
+    expect(bed.server.bodies.length - before).toBe(1);
     expect(JSON.stringify(events)).not.toContain('ctxfold_recall');
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
     expect([...new Set(events.filter((e) => typeof e.output_index === 'number').map((e) => e.output_index))]).toEqual([0]);
@@ -228,10 +219,10 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed responses.crea
 
   test('text next to a recall call streams through; the call is removed, no second request', async () => {
     const { client, input } = await withSummary();
-    const before = server.bodies.length;
-    server.enqueue({ say: 'Let me look.', calls: [recallCall({ ids: ['#2'] })] });
+    const before = bed.server.bodies.length;
+    bed.server.enqueue({ say: 'Let me look.', calls: [recallCall({ ids: ['#2'] })] });
     const final = await client.responses.stream({ model: 'm', input: ask(input, 'Go.'), metadata: { chat_id: 'r' }, tools: [APP_TOOL] }).finalResponse();
-    expect(server.bodies.length - before).toBe(1);
+    expect(bed.server.bodies.length - before).toBe(1);
     expect(textOf(final.output)).toBe('Let me look.');
     expect(final.output.map((i) => i.type)).toEqual(['message']);
   });
