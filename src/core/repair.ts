@@ -112,6 +112,7 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system' || (acrossUser && r.kind === 'user')));
   };
   const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
+  const acrossUser = !lens.resultsInUserTurn;
   if (lens.joinResults) joinAcrossUser(messages, lens, structure, open, { take, replaced, movedFrom, actions, bystander: (i) => bystander(i, true) });
   for (const p of structure.results) {
     if (movedFrom.has(p.index)) continue;
@@ -131,7 +132,6 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     let k = -1;
     let before: CallTurn | undefined;
     for (let t = structure.turns.length - 1; t >= 0 && !before; t--) if (structure.turns[t].runEnd <= p.index) before = structure.turns[t];
-    const acrossUser = !lens.resultsInUserTurn;
     if (before && between(before.runEnd, p.index, (i) => bystander(i, acrossUser))) {
       k = onlyCallFor(p.result, before.calls, open[before.ordinal], false);
       if (k >= 0) target = { turn: before, at: before.runEnd };
@@ -172,29 +172,20 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
  * as the same objects, in order; a history with nothing to fix is returned as the same array.
  */
 export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
-  // Results that must lead their message go before the user's words (nothing removed).
-  if (lens.resultsFirst) {
-    const reordered = resultsLeading(given, lens);
-    if (reordered.actions.length > 0) {
-      const rest = repairWithLens(reordered.messages, lens);
-      return { messages: rest.messages, actions: [...reordered.actions, ...rest.actions].sort((a, b) => a.index - b.index) };
-    }
-  }
-  // Ids first: with one id used twice in a turn, results pair with its calls in order; each call
-  // then gets its own id, so every later pass (and the provider) can tell them apart.
-  const renamed = lens.repeatsCallIds ? undefined : remapCallIds(given, lens, IDS_UNIQUE_PER_TURN);
-  if (renamed && renamed.actions.length > 0) {
-    const rest = repairWithLens(renamed.messages, lens);
-    return { messages: rest.messages, actions: [...renamed.actions, ...rest.actions].sort((a, b) => a.index - b.index) };
-  }
-  const input = given;
+  // In place first (nothing added or removed, so indexes stay the input's): results that must lead
+  // their message go before the user's words; a call id used twice in a turn becomes two ids
+  // (results pair with its calls in order), so every later pass and the provider tell them apart.
+  const leading = lens.resultsFirst ? resultsLeading(given, lens) : { messages: given, actions: [] };
+  const renamed = lens.repeatsCallIds ? leading : remapCallIds(leading.messages, lens, IDS_UNIQUE_PER_TURN);
+  const inPlace = leading === renamed ? leading.actions : [...leading.actions, ...renamed.actions];
+  const input = renamed.messages;
   const first = reattach(input, lens);
   const rest = completeAndPrune(first.messages, lens);
   const merged = lens.mergeResults ? mergeRuns(rest.messages, lens) : { messages: rest.messages, actions: [] };
   // Indexes of later passes are mapped back to the input where the earlier ones moved messages.
   const restActions = first.actions.length === 0 ? rest.actions : rest.actions.map((a) => ({ ...a, index: first.origin[a.index] ?? a.index }));
-  if (first.actions.length === 0 && merged.actions.length === 0) return rest;
-  const actions = [...first.actions, ...restActions, ...merged.actions];
+  if (inPlace.length === 0 && first.actions.length === 0 && merged.actions.length === 0) return rest;
+  const actions = [...inPlace, ...first.actions, ...restActions, ...merged.actions];
   return { messages: merged.messages, actions: actions.sort((a, b) => a.index - b.index) };
 }
 

@@ -1,7 +1,8 @@
 import type { CompressResult } from '../runtime/compress.js';
 import type { CompressorRecall, RequestExtras } from '../runtime/compressor.js';
 import { CHAT_RECALL } from './chat-dialect.js';
-import { isFields, type RecallDialect, type RecallRoundDialect } from './dialect.js';
+import { isFields, type Fields, type RecallDialect, type RecallRoundDialect } from './dialect.js';
+import { totalUsage } from './usage-sum.js';
 import { RESPONSES_RECALL } from './responses-dialect.js';
 import { ANTHROPIC_RECALL } from './anthropic-dialect.js';
 
@@ -35,8 +36,13 @@ export interface RecallRounds<R> {
   readonly extras: RequestExtras;
   /** A reply in the dialect's shape, or undefined when it cannot be read (it is then returned as is). Default: the reply itself. */
   readonly read?: (reply: R) => unknown;
-  /** Sends the same request again with this view, and resolves to the model's reply. */
-  readonly ask: (view: RecallView) => Promise<R>;
+  /**
+   * Sends the same request again with this view, and resolves to the model's reply.
+   * `earlierUsage`: the usage of every reply before this call's, added up (with `usage`).
+   */
+  readonly ask: (view: RecallView, earlierUsage: Fields | undefined) => Promise<R>;
+  /** The usage a reply reports (each call is billed: the rounds add them up); absent, none is counted. */
+  readonly usage?: (reply: R) => Fields | undefined;
 }
 
 /** How the rounds ended. Invariant: `pending` is true exactly when `reply` still holds recall calls (pass it through `dialect.without`). */
@@ -48,6 +54,8 @@ export interface RecallOutcome<R> {
   readonly rounds: number;
   /** True when the reply holds recall calls that were not answered (mixed with the application's calls, or past the rounds). */
   readonly pending: boolean;
+  /** The usage of every reply before `reply`, added up (what the application's usage is raised by); undefined with none. */
+  readonly earlierUsage?: Fields;
 }
 
 /**
@@ -58,11 +66,13 @@ export interface RecallOutcome<R> {
  * again within the budget, and `ask` sends it with the new view and tools); any other reply is
  * returned, `pending` when it still holds recall calls (one that mixes them with the
  * application's calls, the one past the rounds, or one the window has no room left to answer):
- * the caller removes them, so nothing the application would run is ever dropped. Endpoint-neutral: the adapter, the proxy and `wrap` use it.
+ * the caller removes them, so nothing the application would run is ever dropped. With `usage`, the
+ * outcome's `earlierUsage` adds up the replies before the last (each call is billed). Endpoint-neutral: the adapter, the proxy and `wrap` use it.
  */
 export async function answerRecallRounds<R>(first: R, report: Report, round: RecallRounds<R>): Promise<RecallOutcome<R>> {
   const recall = round.compressor.recall;
   if (!recall) return { reply: first, report, rounds: 0, pending: false };
+  let earlierUsage: Fields | undefined;
   const { dialect } = round;
   const read = round.read ?? ((reply: R) => reply);
   let reply = first;
@@ -72,8 +82,8 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
   for (let answered = 0; ; answered++) {
     const shaped = read(reply);
     const asked = isFields(shaped) ? dialect.read(shaped) : undefined;
-    if (!asked) return { reply, report: last, rounds: answered, pending: false };
-    if (!asked.answerable || answered >= recall.rounds) return { reply, report: last, rounds: answered, pending: true };
+    if (!asked) return { reply, report: last, rounds: answered, pending: false, earlierUsage };
+    if (!asked.answerable || answered >= recall.rounds) return { reply, report: last, rounds: answered, pending: true, earlierUsage };
     const turn = dialect.turn(shaped as Record<string, unknown>);
     // The answers get the room the window leaves once this turn and its (empty) results are in
     // the smallest view: a recall round never pushes a view over the budget. No room: the calls
@@ -81,7 +91,7 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     const probe = await round.compressor.compress(round.chatId, [...round.history, ...added, ...turn, ...results(asked.calls.map((call) => dialect.result(call, '')))], round.extras);
     const { maxContextTokens, reservedOutputTokens, minimumTokens } = probe.report;
     const room = maxContextTokens === undefined ? Infinity : minimumTokens === undefined ? 0 : maxContextTokens - reservedOutputTokens - minimumTokens;
-    if (room < asked.calls.length) return { reply, report: last, rounds: answered, pending: true };
+    if (room < asked.calls.length) return { reply, report: last, rounds: answered, pending: true, earlierUsage };
     const share = room === Infinity ? undefined : Math.floor(room / asked.calls.length);
     const answers: unknown[] = [];
     for (const call of asked.calls) {
@@ -91,6 +101,7 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     added.push(...turn, ...results(answers));
     const view = await round.compressor.compress(round.chatId, [...round.history, ...added], round.extras);
     last = view.report;
-    reply = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) });
+    earlierUsage = totalUsage(earlierUsage, round.usage?.(reply));
+    reply = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) }, earlierUsage);
   }
 }

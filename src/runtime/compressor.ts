@@ -31,7 +31,7 @@ import { keepingRecallNote, recallNoteSuffix } from '../recall/summary-note.js';
 import { answerRecallRounds } from '../recall/rounds.js';
 import { responseReader } from '../recall/wrap-reader.js';
 import { isFields, shownReply, type Fields } from '../recall/dialect.js';
-import { totalUsage, usageOf, withEarlierUsage } from '../recall/usage-sum.js';
+import { usageOf, withEarlierUsage } from '../recall/usage-sum.js';
 
 export type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 import type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
@@ -324,15 +324,14 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
         let earlier: Fields | undefined;
         if (reader) {
           // Recall calls are answered here and the handler called again: the application gets the last response.
-          let latest = response;
           const out = await answerRecallRounds<Res>(response, report, {
-            compressor: { compress, recall: recallApi }, dialect: reader.dialect, chatId, history: request.messages, extras: request as RequestExtras, read: reader.read,
-            ask: async (view) => {
-              const read = reader.read(latest);
-              earlier = totalUsage(earlier, isFields(read) ? usageOf(read) : undefined);
-              return (latest = await call(view));
+            compressor: { compress, recall: recallApi }, dialect: reader.dialect, chatId, history: request.messages, extras: request as RequestExtras, read: reader.read, ask: call,
+            usage: (reply) => {
+              const read = reader.read(reply);
+              return isFields(read) ? usageOf(read) : undefined;
             },
           });
+          earlier = out.earlierUsage;
           // A response in the dialect's own shape is also shown without the recall tool it echoes (Responses `tools`).
           response = reader.asIs ? shownReply(reader.dialect, out.reply, out.pending) : out.reply;
           last = out.report;

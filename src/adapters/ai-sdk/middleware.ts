@@ -11,7 +11,7 @@ import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
 import { answerRecallRounds, type RecallView } from '../../recall/rounds.js';
 import { recallAnsweringStream } from './recall-stream.js';
 import { isFields, type Fields } from '../../recall/dialect.js';
-import { addUsage, totalUsage } from '../../recall/usage-sum.js';
+import { addUsage } from '../../recall/usage-sum.js';
 
 /** What `transformParams` hands to `wrapGenerate` / `wrapStream` for the same call. */
 interface Pending {
@@ -111,23 +111,20 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
     if (p.recall) {
       // The model's recall calls are answered here and the model called again (same params, the
       // new view and tools): the SDK, and the application, get the last result only.
-      // Each call is billed: the result shows their usage added up; the chat is calibrated on the last call's own.
-      let latest = result;
-      let earlier: Fields | undefined;
       const out = await answerRecallRounds(result, p.report, {
         compressor: p.compressor,
         dialect: AI_SDK_RECALL,
         chatId: p.chatId,
         history: p.history,
         extras: p.extras,
-        ask: async (view) => {
-          earlier = totalUsage(earlier, isFields(latest.usage) ? latest.usage : undefined);
-          return (latest = await model.doGenerate(roundParams(params, view)));
-        },
+        ask: async (view) => model.doGenerate(roundParams(params, view)),
+        usage: (reply) => (isFields(reply.usage) ? reply.usage : undefined),
       });
       result = out.pending ? AI_SDK_RECALL.without(out.reply) : out.reply;
       report = out.report;
       p.compressor.afterResponse(p.chatId, p.history, report, { billedInputTokens: inputTokensOf(result.usage), model: p.modelId });
+      // Each call is billed: the result shows their usage added up; the chat is calibrated on the last call's own.
+      const earlier = out.earlierUsage;
       return earlier !== undefined && isFields(result.usage) ? { ...result, usage: addUsage(earlier, result.usage) as typeof result.usage } : result;
     }
     p.compressor.afterResponse(p.chatId, p.history, report, { billedInputTokens: inputTokensOf(result.usage), model: p.modelId });

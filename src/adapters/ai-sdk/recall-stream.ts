@@ -1,6 +1,5 @@
 import type { CompressResult } from '../../runtime/compress.js';
 import { isFields, type Fields } from '../../recall/dialect.js';
-import { totalUsage } from '../../recall/usage-sum.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
 import { assembleParts, recallPartStripper, streamSignal } from '../../recall/ai-sdk-stream.js';
 import { answerRecallRounds, type RecallRounds, type RecallView } from '../../recall/rounds.js';
@@ -79,9 +78,7 @@ export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: Strea
     async pull(controller) {
       let sent = false;
       if (queue === undefined) {
-        let latest = await readRound(first, reading);
-        let earlier: Fields | undefined;
-        const out = await answerRecallRounds(latest, recall.report, {
+        const out = await answerRecallRounds(await readRound(first, reading), recall.report, {
           compressor: recall.compressor,
           dialect: AI_SDK_RECALL,
           chatId: recall.chatId,
@@ -91,11 +88,11 @@ export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: Strea
           ask: async (view) => {
             // Cancelled while a round was being read or answered: the model is not asked again.
             if (cancelled) throw new Error('the stream was cancelled');
-            earlier = totalUsage(earlier, isFields(latest.result.usage) ? latest.result.usage : undefined);
-            return (latest = await readRound(await recall.stream(view), reading));
+            return readRound(await recall.stream(view), reading);
           },
+          usage: (round) => (isFields(round.result.usage) ? round.result.usage : undefined),
         });
-        recall.onReport(out.report, earlier);
+        recall.onReport(out.report, out.earlierUsage);
         queue = out.reply.held;
         rest = out.reply.rest;
         for (const part of queue) sent = emit(controller, part) || sent;

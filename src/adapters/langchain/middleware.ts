@@ -10,7 +10,6 @@ import { createToolReader, extrasOf, modelNameOf } from './request-extras.js';
 import { langchainSdk } from './sdk.js';
 import { createMessageConverter } from './to-openai.js';
 import { completionOf, usageMetadataOf, withEarlierUsageMetadata, withoutRecallToolCalls } from './recall.js';
-import { totalUsage } from '../../recall/usage-sum.js';
 import type { Fields } from '../../recall/dialect.js';
 import { CHAT_RECALL } from '../../recall/chat-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
@@ -81,7 +80,6 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
       // Each call is billed: the agent is shown their usage added up; the chat is calibrated on the last call's own.
       let earlier: Fields | undefined;
       if (recallTools) {
-        let latest: unknown = response;
         const out = await answerRecallRounds(response, report, {
           compressor,
           dialect: CHAT_RECALL,
@@ -89,13 +87,12 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
           history,
           extras,
           read: completionOf,
-          ask: async (round) => {
-            earlier = totalUsage(earlier, usageMetadataOf(latest));
-            return (latest = await handler({ ...request, messages: viewToLangChain(round.messages as OpenAIChatMessage[], converter.original, sdk), tools: recallTools } as typeof request));
-          },
+          ask: async (round) => handler({ ...request, messages: viewToLangChain(round.messages as OpenAIChatMessage[], converter.original, sdk), tools: recallTools } as typeof request),
+          usage: usageMetadataOf,
         });
         response = out.pending ? withoutRecallToolCalls(out.reply, sdk) : out.reply;
         last = out.report;
+        earlier = out.earlierUsage;
       }
       compressor.afterResponse(chatId, history, last, { billedInputTokens: response?.usage_metadata?.input_tokens, model });
       return withEarlierUsageMetadata(response, earlier, sdk);

@@ -9,7 +9,7 @@ import { CHAT_RECALL } from '../../recall/chat-dialect.js';
 import { shownReply, type RecallDialect } from '../../recall/dialect.js';
 import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
-import { totalUsage, usageOf, withEarlierUsage } from '../../recall/usage-sum.js';
+import { usageOf, withEarlierUsage } from '../../recall/usage-sum.js';
 import { recallStream } from './recall-stream.js';
 
 /** The client's `post`, whose options may be a promise: the SDK's own resources call it with `{ body, ...options, stream }`. */
@@ -152,23 +152,19 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
         });
         return answered(streamed, { ...first, get report() { return last; } }, folding, client, () => lastUsage) as unknown as Rsp;
       }
-      // Every call is billed: the application is shown their usage added up.
-      let earlier: Fields | undefined;
-      let latest: unknown = data;
       return answerRecallRounds<unknown>(data, first.report, {
         compressor: folding.compressor,
         dialect: recall.dialect,
         chatId: first.chatId,
         history: first.history,
         extras: recall.extras,
-        ask: async (view) => {
-          earlier = totalUsage(earlier, isFields(latest) ? usageOf(latest) : undefined);
-          return (latest = await client.post(path, again(view)));
-        },
-      }).then(({ reply, report, pending }) => {
+        ask: (view) => client.post(path, again(view)),
+        usage: (reply) => (isFields(reply) ? usageOf(reply) : undefined),
+      }).then(({ reply, report, pending, earlierUsage }) => {
         const response = shownReply(recall.dialect, reply, pending);
         const own = isFields(reply) ? usageOf(reply) : undefined;
-        const whole = isFields(response) ? withEarlierUsage(response, earlier) : response;
+        // Every call is billed: the application is shown their usage added up.
+        const whole = isFields(response) ? withEarlierUsage(response, earlierUsage) : response;
         return answered(whole as Rsp, { ...first, report }, folding, client, () => own);
       }) as unknown as Rsp;
     });

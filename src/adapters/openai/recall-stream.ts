@@ -1,7 +1,7 @@
 import type { Stream } from 'openai/core/streaming';
 import type { RecallDialect } from '../../recall/dialect.js';
 import { answerRecallRounds, type RecallRounds } from '../../recall/rounds.js';
-import { laterStreamUsage, streamEventUsage, totalUsage, withEarlierStreamUsage } from '../../recall/usage-sum.js';
+import { laterStreamUsage, streamEventUsage, withEarlierStreamUsage } from '../../recall/usage-sum.js';
 import type { CompressResult } from '../../runtime/compress.js';
 import { isFields, type Fields } from './endpoints.js';
 
@@ -145,7 +145,6 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
     return { pending: relayed ? tail : held, raw: !relayed, response: !relayed || stream.continues ? assembler.response() : undefined, usage };
   };
 
-  let latest: StreamRound | undefined;
   const run = async () => {
     const outcome = await answerRecallRounds<StreamRound>(await read(first), rounds.report, {
       compressor: rounds.compressor,
@@ -153,13 +152,11 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
       chatId: rounds.chatId,
       history: rounds.history,
       extras: rounds.extras,
-      read: (round) => {
-        latest = round;
-        return round.response;
-      },
-      ask: async (view) => {
-        // A new round: the one just read was not the last, and its usage is added to what is shown.
-        earlier = totalUsage(earlier, latest?.usage);
+      read: (round) => round.response,
+      usage: (round) => round.usage,
+      ask: async (view, earlierUsage) => {
+        // A new round: what it shows is raised by the usage of the rounds before it.
+        earlier = earlierUsage;
         return read(await rounds.ask(view));
       },
     });

@@ -100,6 +100,19 @@ function withBlock(m: AnthropicMessage, type: string, slot: number, change: (b: 
 
 const errorResult = (id: string | undefined, text: string): AnthropicToolResultBlock => ({ type: 'tool_result', tool_use_id: id ?? '', content: text, is_error: true });
 
+/**
+ * A user message with `added` result blocks after the ones it leads with, before everything else:
+ * `tool_result` blocks come first in the message, the user's words after them (string content
+ * becomes a text block, or nothing when blank).
+ */
+function withResultsAdded(m: AnthropicMessage, added: readonly AnthropicBlock[]): AnthropicMessage {
+  if (typeof m.content === 'string') return { ...m, content: m.content.trim() === '' ? [...added] : [...added, { type: 'text', text: m.content }] };
+  const content = Array.isArray(m.content) ? m.content : [];
+  let at = 0;
+  while (at < content.length && isBlock(content[at]) && content[at].type === 'tool_result') at++;
+  return { ...m, content: [...content.slice(0, at), ...added, ...content.slice(at)] };
+}
+
 /** The string fields each block type must carry (a server tool result needs what a tool_result does). */
 const REQUIRED_STRINGS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   thinking: Object.freeze(['thinking', 'signature']),
@@ -146,18 +159,7 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
   summaryMessage: (text) => ({ role: 'user', content: text }),
   bridgeMessage: (text) => ({ role: 'assistant', content: text }),
   missingResults: (calls, text) => [{ role: 'user', content: calls.map((c) => errorResult(c.id, text)) }],
-  addResults(m, calls, text) {
-    if (m.role !== 'user') return undefined;
-    const added = calls.map((c) => errorResult(c.id, text));
-    if (typeof m.content === 'string') {
-      // The user's words follow the results: `tool_result` blocks come first in the message.
-      return { ...m, content: m.content.trim() === '' ? added : [...added, { type: 'text', text: m.content }] };
-    }
-    const content = Array.isArray(m.content) ? m.content : [];
-    let at = 0;
-    while (at < content.length && isBlock(content[at]) && content[at].type === 'tool_result') at++;
-    return { ...m, content: [...content.slice(0, at), ...added, ...content.slice(at)] };
-  },
+  addResults: (m, calls, text) => (m.role === 'user' ? withResultsAdded(m, calls.map((c) => errorResult(c.id, text))) : undefined),
   resultsFirst(m) {
     if (m.role !== 'user' || !Array.isArray(m.content)) return undefined;
     const content = m.content;
@@ -169,12 +171,7 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
   joinResults(host, results) {
     if (host.role !== 'user' || results.role !== 'user' || !Array.isArray(results.content) || results.content.length === 0) return undefined;
     if (!results.content.every((b) => isBlock(b) && b.type === 'tool_result')) return undefined;
-    const content = typeof host.content === 'string'
-      ? (host.content.trim() === '' ? [] : [{ type: 'text' as const, text: host.content }])
-      : Array.isArray(host.content) ? host.content : [];
-    let at = 0;
-    while (at < content.length && isBlock(content[at]) && content[at].type === 'tool_result') at++;
-    return { ...host, content: [...content.slice(0, at), ...results.content, ...content.slice(at)] };
+    return withResultsAdded(host, results.content);
   },
   rekeyResult: (m, slot, call) => (call.id === undefined ? m : withBlock(m, 'tool_result', slot, (b) => ({ ...b, tool_use_id: call.id }))),
   rekeyCall: (m, slot, id) => withBlock(m, 'tool_use', slot, (b) => ({ ...b, id })),
