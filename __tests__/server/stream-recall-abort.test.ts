@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { request, type IncomingMessage } from 'node:http';
-import { chunk, recallChunks, sse, startRecallBed, type RecallBed } from './recall-bed.js';
+import { chunk, recallBedForFile, recallChunks, sse } from './recall-bed.js';
 
 /**
  * A client that leaves while a streamed recall's second round is being relayed is recorded as
  * status 499 (the client left first), as a plain streamed request is, in the log and the metrics.
  */
 
-let bed: RecallBed;
-beforeAll(async () => {
-  bed = await startRecallBed();
-});
-afterAll(async () => {
-  await bed.close();
-});
+const bedOf = recallBedForFile();
 
 describe('a client leaving during a streamed recall round', () => {
   test('is logged and counted as 499', async () => {
-    bed.script(
+    bedOf().script(
       (_q, res) => sse(res, recallChunks()),
       // The second round streams its first words, then waits (until the proxy gives up on it).
       (_q, res) => {
@@ -25,11 +19,11 @@ describe('a client leaving during a streamed recall round', () => {
         res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'In ' }))}\n\n`);
       },
     );
-    const logged = bed.nextRequestLog();
-    const cut = bed.upstream.nextCutOff();
+    const logged = bedOf().nextRequestLog();
+    const cut = bedOf().upstream.nextCutOff();
     // node:http with no agent: the connection is this request's own, and destroying it is the client leaving.
     const body = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'Where is the cache?' }] });
-    const req = request(`${bed.proxy.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } });
+    const req = request(`${bedOf().proxy.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } });
     const res = await new Promise<IncomingMessage>((resolve, reject) => req.on('response', resolve).on('error', reject).end(body));
     expect(res.statusCode).toBe(200);
     const first = await new Promise<string>((resolve) => res.once('data', (c: Buffer) => resolve(c.toString('utf8'))));
@@ -39,6 +33,6 @@ describe('a client leaving during a streamed recall round', () => {
     await cut;
     const line = await logged;
     expect(line).toMatchObject({ status: 499, recallRounds: 1, complete: false });
-    expect(await bed.metric('ctxfold_requests_total{route="chat.completions",status="499"}')).toBe(1);
+    expect(await bedOf().metric('ctxfold_requests_total{route="chat.completions",status="499"}')).toBe(1);
   });
 });
