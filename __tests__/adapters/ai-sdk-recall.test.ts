@@ -40,11 +40,11 @@ let sdk: Sdk;
 
 /** A model answering from a script (each call the next result; `ok <n>` when it runs out), keeping every call's options. */
 function scriptedModel(...script: Result[]) {
-  const calls: { prompt: unknown[]; tools?: { name: string }[] }[] = [];
+  const calls: { prompt: unknown[]; tools?: { name: string }[]; toolChoice?: unknown }[] = [];
   const model = new sdk.MockModel({
     modelId: 'gpt-4o',
-    doGenerate: async (options: { prompt: unknown; tools?: unknown }) => {
-      calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined });
+    doGenerate: async (options: { prompt: unknown; tools?: unknown; toolChoice?: unknown }) => {
+      calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined, toolChoice: options.toolChoice });
       return (script.shift() ?? textResult(`ok ${calls.length}`, 100)) as never;
     },
   });
@@ -53,11 +53,11 @@ function scriptedModel(...script: Result[]) {
 
 /** A model streaming from a script (each call the next list of parts; a text when it runs out), keeping every call's options. */
 function streamingModel(script: unknown[][]) {
-  const calls: { prompt: unknown[]; tools?: { name: string }[] }[] = [];
+  const calls: { prompt: unknown[]; tools?: { name: string }[]; toolChoice?: unknown }[] = [];
   const model = new sdk.MockModel({
     modelId: 'gpt-4o',
-    doStream: async (options: { prompt: unknown; tools?: unknown }) => {
-      calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined });
+    doStream: async (options: { prompt: unknown; tools?: unknown; toolChoice?: unknown }) => {
+      calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined, toolChoice: options.toolChoice });
       return { stream: sdk.simulateReadableStream({ chunks: script.shift() ?? textStreamParts(`ok ${calls.length}`, 100) }) };
     },
   });
@@ -154,16 +154,42 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     expect(result.finishReason).toBe('tool-calls');
   });
 
-  test('past the rounds the recall call is removed and the result finishes for stop', async () => {
+  test('past the rounds a reply that only recalls is answered once more and the model called with toolChoice none', async () => {
     const messages = history(24);
     const mw = await foldedMiddleware(messages, 1);
+    const { model, calls } = scriptedModel(recallCall('r1', { query: 'nothing-matches' }), recallCall('r2', { ids: ['#2'] }), textResult('The key is LX-5520.', 100));
+    const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+
+    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, undefined, { type: 'none' }]);
+    // The final call answers the recall call it follows, its tools still listed.
+    expect(JSON.stringify(calls[2].prompt)).toContain('/etc/lantern/app.toml');
+    expect(calls[2].tools?.map((t) => t.name)).toEqual(['ctxfold_recall']);
+    expect(result.text).toBe('The key is LX-5520.');
+    expect(result.toolCalls).toEqual([]);
+  });
+
+  test('a final reply that recalls anyway: the recall call is removed and the result finishes for stop', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages, 0);
     const { model, calls } = scriptedModel(recallCall('r1', { query: 'LX-5520' }), recallCall('r2', { ids: ['#2'] }));
     const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
 
-    expect(calls).toHaveLength(2);
+    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, { type: 'none' }]);
     expect(result.toolCalls).toEqual([]);
     expect(result.finishReason).toBe('stop');
     expect(result.response.messages.some((m: unknown) => JSON.stringify(m).includes('ctxfold_recall'))).toBe(false);
+  });
+
+  test('streamText past the rounds: a stream that only recalls is answered once more and the model streamed with toolChoice none', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages, 0);
+    const { model, calls } = streamingModel([recallStreamParts('r1', { ids: ['#2'] }), textStreamParts('The key is LX-5520.', 100)]);
+    const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
+    expect(await result.text).toBe('The key is LX-5520.');
+    expect(await result.toolCalls).toEqual([]);
+    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, { type: 'none' }]);
+    expect(JSON.stringify(calls[1].prompt)).toContain('/etc/lantern/app.toml');
+    expect(providerPromptProblems(calls[1].prompt)).toEqual([]);
   });
 
   test('streamText: a stream opening with a recall call is answered, and the application gets the next round as one stream', async () => {

@@ -119,6 +119,30 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
     expect((model.boundTools as { function?: { name?: string } }[]).map((t) => t.function?.name)).toContain('ctxfold_recall');
   });
 
+  test('with recall on, past the rounds a reply that only recalls is answered once more and the model bound with tool_choice none', async () => {
+    const history: BaseMessage[] = [];
+    for (let t = 0; t < 24; t++) {
+      history.push(new HumanMessage({ content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
+      history.push(new AIMessage({ content: t === 0 ? 'Noted: the settings live in /etc/lantern/app.toml, key LX-5520.' : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
+    }
+    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: { rounds: 1 }, counter });
+    const script = [answer('first'), () => callsTools([['ctxfold_recall', { query: 'no-such-thing' }, 'r1']]), () => callsTools([['ctxfold_recall', { query: 'LX-5520' }, 'r2']]), answer('The key is LX-5520.')];
+    const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
+    const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });
+    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-final' } });
+    await mw.compressor.drain();
+    const binds = model.bindOptions.length;
+    const result = await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'Where are the settings?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-final' } });
+
+    expect(model.received).toHaveLength(4);
+    expect(model.bindOptions.slice(binds).map((o) => o.tool_choice)).toEqual([undefined, undefined, 'none']);
+    const final = model.received[3];
+    expect(String((final.at(-1) as ToolMessage).content)).toContain('/etc/lantern/app.toml');
+    expect(pairingProblems(fromLangChain(final))).toEqual([]);
+    expect(String(result.messages.at(-1)!.content)).toBe('The key is LX-5520.');
+    expect(JSON.stringify(result.messages)).not.toContain('ctxfold_recall');
+  });
+
   test('with recall on, the answer after a recall round shows the usage of both calls; the chat is calibrated on the last call alone', async () => {
     const history: BaseMessage[] = [];
     for (let t = 0; t < 24; t++) {

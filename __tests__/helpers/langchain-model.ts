@@ -16,6 +16,8 @@ export class RecordingChatModel extends BaseChatModel {
   readonly received: BaseMessage[][] = [];
   /** The tools the agent bound, as given. */
   boundTools: unknown[] = [];
+  /** The options of every binding, in order (the agent binds before each model call: `tool_choice` is here). */
+  readonly bindOptions: Record<string, unknown>[] = [];
   /** The model's name, when set. */
   readonly model?: string;
   /** The reply limit, when set (as provider models carry `maxTokens`). */
@@ -32,8 +34,9 @@ export class RecordingChatModel extends BaseChatModel {
   }
 
   // `createAgent` binds the agent's tools; the model keeps answering from `respond`.
-  override bindTools(tools: unknown[]): this {
+  override bindTools(tools: unknown[], options?: Record<string, unknown>): this {
     this.boundTools = tools;
+    this.bindOptions.push({ ...options });
     return this;
   }
 

@@ -94,13 +94,30 @@ describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
     expect(response.choices[0].finish_reason).toBe('tool_calls');
   });
 
-  test('rounds are bounded: past them the response comes back without recall calls', async () => {
+  test('rounds are bounded: past them a reply that only recalls is answered once more and the model asked with tool_choice none', async () => {
     const { client, messages } = await withSummary(2);
+    const before = bed.server.bodies.length;
+    const recall = { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#1'] } }] };
+    bed.server.enqueue(recall, recall, { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#2'] } }] }, { text: 'The code is QX-4471.' });
+    const response = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' }, tools: [APP_TOOL], tool_choice: 'auto' });
+    const sent = bed.server.bodies.slice(before);
+    expect(sent).toHaveLength(4); // the first call, two answered rounds, the final call
+    expect(sent.map((b) => b.tool_choice)).toEqual(['auto', 'auto', 'auto', 'none']);
+    // The final call answers the recall call it follows (the original of #2 is in its view), tools still listed.
+    expect(contents(sent[3]).join('\n')).toContain('QX-4471');
+    expect(toolNames(sent[3])).toEqual(['lookup', 'ctxfold_recall']);
+    expect(validateMessages(sent[3].messages as never[], 'openai')).toEqual([]);
+    expect(response.choices[0].message).toEqual({ role: 'assistant', content: 'The code is QX-4471.', refusal: null });
+  });
+
+  test('a final reply that recalls anyway comes back without recall calls, ending with stop', async () => {
+    const { client, messages } = await withSummary(1);
     const before = bed.server.bodies.length;
     const recall = { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#1'] } }] };
     bed.server.enqueue(recall, recall, recall);
     const response = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' } });
-    expect(bed.server.bodies.length - before).toBe(3); // the first call and two answered rounds
+    expect(bed.server.bodies.length - before).toBe(3); // the first call, one answered round, the final call
+    expect(bed.server.bodies.at(-1)!.tool_choice).toBe('none');
     expect(response.choices[0].message.tool_calls).toBeUndefined();
     expect(response.choices[0].finish_reason).toBe('stop');
   });
@@ -199,11 +216,19 @@ describe('ctxfold/openai answers ctxfold_recall calls in streamed chat.completio
 
     const before = bed.server.bodies.length;
     const recall = { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#1'] } }] };
-    bed.server.enqueue(recall, recall);
+    bed.server.enqueue(recall, recall, { text: 'Done.' });
     const final = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' } }).finalChatCompletion();
-    expect(bed.server.bodies.length - before).toBe(2); // the first call and one answered round
+    const sent = bed.server.bodies.slice(before);
+    expect(sent.map((b) => b.tool_choice)).toEqual([undefined, undefined, 'none']); // the first call, one answered round, the final call
     expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
+    expect(final.choices[0].message.content).toBe('Done.');
     expect(final.choices[0].finish_reason).toBe('stop');
+
+    bed.server.enqueue(recall, recall, recall);
+    const stubborn = await client.chat.completions.stream({ model: 'm', messages: ask(messages, 'Go.'), metadata: { chat_id: 'c' } }).finalChatCompletion();
+    expect(bed.server.bodies.length - before).toBe(6);
+    expect(stubborn.choices[0].message.tool_calls ?? []).toEqual([]);
+    expect(stubborn.choices[0].finish_reason).toBe('stop');
   });
 
   test('the last round\'s usage calibrates the chat once the stream has ended; breaking off aborts the stream and tells nothing', async () => {

@@ -148,15 +148,25 @@ describe('ctxfold/openai answers ctxfold_recall calls on responses.create (non-s
     expect(response.output_text).toBe('Let me look.');
   });
 
-  test('rounds are bounded: past them the response comes back without recall calls (and without the reasoning that went with them)', async () => {
+  test('rounds are bounded: past them a reply that only recalls is answered once more and the model asked with tool_choice none', async () => {
     const { client, input } = await withSummary(2);
     const again: StandInReply = { reasoning: 'Once more.', calls: [recallCall({ ids: ['#1'] })] };
-    const { response, sent } = await turn(client, ask(input, 'Go.'), [again, again, again]);
-    expect(sent).toHaveLength(3); // the first call and two answered rounds
-    expect(response.output).toEqual([]);
+    const { response, sent } = await turn(client, ask(input, 'Go.'), [again, again, again, { text: 'Done.' }]);
+    expect(sent).toHaveLength(4); // the first call, two answered rounds, the final call
+    expect(sent.map((b) => b.tool_choice)).toEqual([undefined, undefined, undefined, 'none']);
+    expect(response.output.map((i) => i.type)).toEqual(['message']);
     // Each round's view holds every earlier round, valid.
-    expect(inputOf(sent[2]).filter((i) => i.type === 'function_call_output' && String(i.call_id).startsWith('call_'))).toHaveLength(2);
+    expect(inputOf(sent[3]).filter((i) => i.type === 'function_call_output' && String(i.call_id).startsWith('call_'))).toHaveLength(3);
     for (const body of sent) expect(validateMessages(inputOf(body), 'openai-responses')).toEqual([]);
+  });
+
+  test('a final reply that recalls anyway comes back without recall calls (and without the reasoning that went with them)', async () => {
+    const { client, input } = await withSummary(1);
+    const again: StandInReply = { reasoning: 'Once more.', calls: [recallCall({ ids: ['#1'] })] };
+    const { response, sent } = await turn(client, ask(input, 'Go.'), [again, again, again]);
+    expect(sent).toHaveLength(3); // the first call, one answered round, the final call
+    expect(sent[2].tool_choice).toBe('none');
+    expect(response.output).toEqual([]);
   });
 
   test('previous_response_id and a string input get no recall tool and no recall note', async () => {

@@ -135,6 +135,26 @@ describe('the proxy answers ctxfold_recall calls on /v1/messages', () => {
     expect(JSON.stringify((bed.model.bodies[before + 1].messages as Body[]).at(-1))).toContain('nightly build keeps its cache');
   });
 
+  test('past the rounds (3), a reply that only recalls is answered once more and the upstream asked with tool_choice {type: none}, whole and streamed', async () => {
+    for (const stream of [false, true]) {
+      const chat = `m-final-${stream}`;
+      const h = await summarized(chat);
+      const before = bed.model.bodies.length;
+      const again = recallCall({ ids: ['#2'] });
+      bed.model.enqueue(again, again, again, recallCall({ query: 'ZK-9031' }), { text: 'The token is ZK-9031.' });
+      const { status, text } = await send(chat, { ...ask(h), tool_choice: { type: 'auto' }, ...(stream ? { stream: true } : {}) });
+      expect(status).toBe(200);
+      const sent = bed.model.bodies.slice(before);
+      expect(sent.map((b) => b.tool_choice)).toEqual([{ type: 'auto' }, { type: 'auto' }, { type: 'auto' }, { type: 'auto' }, { type: 'none' }]);
+      // The final request answers the call it follows, and is valid.
+      expect(JSON.stringify((sent[4].messages as Body[]).at(-1))).toContain('nightly build keeps its cache');
+      expect(validateMessages(sent[4].messages as unknown[], 'anthropic')).toEqual([]);
+      const message = stream ? accumulate(events(text)).message : JSON.parse(text) as Body;
+      expect(message.content).toEqual([{ type: 'text', text: 'The token is ZK-9031.' }]);
+      expect(message.stop_reason).toBe('end_turn');
+    }
+  });
+
   test('streamed: text first goes through; a recall call after it is removed, the blocks renumbered and the stop reason end_turn', async () => {
     const h = await summarized('m5');
     const before = bed.model.bodies.length;

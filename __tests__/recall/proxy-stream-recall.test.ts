@@ -118,7 +118,7 @@ describe('streamed chat/completions', () => {
     expect(seen.length).toBeGreaterThan(1);
   });
 
-  test('past the rounds the recall call is removed and the answer ends with stop', async () => {
+  test('past the rounds a reply that only recalls is answered once more with tool_choice none; one that recalls anyway loses the call and ends with stop', async () => {
     const tight = await startRecallProxy(bed.model, { recall: { rounds: 1 } });
     try {
       const c = new OpenAI({ apiKey: 'key-s', baseURL: `${tight.url}/v1`, maxRetries: 0 });
@@ -126,9 +126,15 @@ describe('streamed chat/completions', () => {
       await c.chat.completions.create({ model: 'm', messages, metadata: { chat_id: 'r1' } });
       await tight.drain();
       const before = bed.model.bodies.length;
-      bed.model.enqueue({ calls: [recall] }, { calls: [recall] });
+      bed.model.enqueue({ calls: [recall] }, { calls: [recall] }, { text: 'Answered.' });
+      const answered = await c.chat.completions.stream({ model: 'm', messages: [...messages, { role: 'user', content: 'Again?' }], metadata: { chat_id: 'r1' } }).finalChatCompletion();
+      expect(bed.model.bodies.slice(before).map((b) => b.tool_choice)).toEqual([undefined, undefined, 'none']);
+      expect(answered.choices[0].message.content).toBe('Answered.');
+      expect(answered.choices[0].finish_reason).toBe('stop');
+
+      bed.model.enqueue({ calls: [recall] }, { calls: [recall] }, { calls: [recall] });
       const final = await c.chat.completions.stream({ model: 'm', messages: [...messages, { role: 'user', content: 'Again?' }], metadata: { chat_id: 'r1' } }).finalChatCompletion();
-      expect(bed.model.bodies.length - before).toBe(2);
+      expect(bed.model.bodies.length - before).toBe(6);
       expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
       expect(final.choices[0].finish_reason).toBe('stop');
     } finally {

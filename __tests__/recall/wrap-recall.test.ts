@@ -125,6 +125,26 @@ describe('wrap answers recall calls when given a response reader', () => {
     expect(wrapped.data.usage).toEqual({ prompt_tokens: 100 });
   });
 
+  test('past the rounds, the final call carries each dialect\'s tool_choice none, and its answer reaches the application', async () => {
+    const cases: ['openai' | 'openai-responses' | 'anthropic', (n: number, reply: string | { name: string; arguments: unknown }[]) => Record<string, unknown>, unknown][] = [
+      ['openai', completion, 'none'],
+      ['openai-responses', responsesReply, 'none'],
+      ['anthropic', messagesReply, { type: 'none' }],
+    ];
+    for (const [format, make, none] of cases) {
+      const messages = format === 'anthropic' ? history(24).slice(1) : history(24);
+      const compressor = await summarizedCompressor(messages, { format, recall: { rounds: 0 } });
+      const model = scripted(make);
+      model.enqueue(recall({ ids: ['#2'] }), 'The key is LX-5520.');
+      const response = await compressor.wrap(model.handler, { readResponse: format })(ask(messages));
+      expect(model.requests.map((r) => (r as { tool_choice?: unknown }).tool_choice)).toEqual([undefined, none]);
+      // The final call answers the recall call it follows (with #2's original).
+      expect(JSON.stringify(model.requests[1].messages)).toContain('--- #2 (');
+      expect(JSON.stringify(response)).toContain('The key is LX-5520.');
+      expect(JSON.stringify(response)).not.toContain('ctxfold_recall');
+    }
+  });
+
   test('{ format, read }: the reader finds the response inside what the handler returns; the last wrapper comes back', async () => {
     const messages = history(24);
     const compressor = await summarizedCompressor(messages);
@@ -194,9 +214,10 @@ describe('wrap answers recall calls when given a response reader', () => {
     expect(model.requests).toHaveLength(1);
     expect(mixed.choices[0].message.tool_calls.map((c) => c.function.name)).toEqual(['lookup']);
 
-    model.enqueue(recall({ ids: ['#2'] }), recall({ ids: ['#3'] }));
+    model.enqueue(recall({ ids: ['#2'] }), recall({ ids: ['#3'] }), recall({ ids: ['#4'] }));
     const past = await compressor.wrap(model.handler, { readResponse: 'openai' })(ask(messages)) as { choices: { message: Msg; finish_reason: string }[] };
-    expect(model.requests).toHaveLength(3); // one call and one answered round
+    // One call, one answered round, and the final call the handler gets with tool_choice none.
+    expect(model.requests.slice(1).map((r) => (r as { tool_choice?: unknown }).tool_choice)).toEqual([undefined, undefined, 'none']);
     expect(past.choices[0].message.tool_calls).toBeUndefined();
     expect(past.choices[0].finish_reason).toBe('stop');
   });

@@ -43,6 +43,7 @@ export function withoutAnthropicRecallCalls<T>(message: T): T {
 export const ANTHROPIC_RECALL: RecallDialect = Object.freeze<RecallDialect>({
   format: 'anthropic' as const,
   listField: 'messages' as const,
+  noToolChoice: Object.freeze({ type: 'none' }),
   read,
   turn: (message: Fields) => [{ role: 'assistant', content: contentOf(message) }],
   result: (call, text) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: text }] }),

@@ -57,6 +57,7 @@ export function withoutRecallCalls<T>(response: T): T {
 export const CHAT_RECALL: RecallDialect = Object.freeze<RecallDialect>({
   format: 'openai' as const,
   listField: 'messages' as const,
+  noToolChoice: 'none',
   read,
   turn(response: Fields) {
     const message = ((response.choices as Fields[])[0].message ?? {}) as Fields;

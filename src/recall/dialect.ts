@@ -50,6 +50,8 @@ export interface RecallDialect extends RecallRoundDialect {
   readonly format: 'openai' | 'openai-responses' | 'anthropic';
   /** The body field that carries the history on the wire. */
   readonly listField: 'messages' | 'input';
+  /** The request's `tool_choice` that lets the model call no tool (Chat and Responses `"none"`, Messages `{ type: "none" }`). */
+  readonly noToolChoice: unknown;
   /**
    * A copy of the response without the recall tool in what it echoes of its request (the response
    * itself when it echoes none): what every response of a request that was offered the tool goes
@@ -58,6 +60,26 @@ export interface RecallDialect extends RecallRoundDialect {
   withoutTool<T>(response: T): T;
   /** How a streamed response of this endpoint is read for recall calls. */
   readonly stream: RecallStream;
+}
+
+/** The view a new round sends: the history's view and the request's tools (recall tool included). */
+export interface RecallView {
+  readonly messages: unknown[];
+  readonly tools?: unknown[];
+  /**
+   * True for the one call made past the rounds, when the reply only recalled: its recall calls are
+   * answered and the model is asked for an answer with no tool call (`tool_choice` none).
+   */
+  readonly final?: boolean;
+}
+
+/**
+ * The request a round sends over HTTP: the caller's request with the round's view in `listField`,
+ * its tools when it has them, and on the final call `tool_choice` set to the dialect's none.
+ * Invariant: every other field of the request is kept as it was.
+ */
+export function roundRequest<T extends object>(dialect: RecallDialect, request: T, view: RecallView, listField: string = dialect.listField): T {
+  return { ...request, [listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}), ...(view.final ? { tool_choice: dialect.noToolChoice } : {}) };
 }
 
 /**

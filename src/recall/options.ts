@@ -2,7 +2,10 @@
 export interface RecallOptions {
   /** Tokens one recall answer may take. Default 2000, and at most an eighth of `maxContextTokens`. */
   readonly maxTokens?: number;
-  /** Recall rounds an adapter answers itself per application request before it returns. Default 3. */
+  /**
+   * Recall rounds an adapter answers itself per application request before it returns. Default 3.
+   * Past them, a reply that only recalls is answered once more with no tool call allowed.
+   */
   readonly rounds?: number;
 }
 

@@ -29,6 +29,7 @@ function read(response: Fields): RecallAsk | undefined {
 export const RESPONSES_RECALL: RecallDialect = Object.freeze<RecallDialect>({
   format: 'openai-responses' as const,
   listField: 'input' as const,
+  noToolChoice: 'none',
   read,
   turn: (response: Fields) => outputOf(response).slice(),
   result: (call, text) => ({ type: 'function_call_output', call_id: call.id, output: text }),

@@ -1,7 +1,7 @@
 import type { CompressResult } from '../runtime/compress.js';
 import type { CompressorRecall, RequestExtras } from '../runtime/compressor.js';
 import { CHAT_RECALL } from './chat-dialect.js';
-import { isFields, type Fields, type RecallDialect, type RecallRoundDialect } from './dialect.js';
+import { isFields, type Fields, type RecallDialect, type RecallRoundDialect, type RecallView } from './dialect.js';
 import { totalUsage } from './usage-sum.js';
 import { RESPONSES_RECALL } from './responses-dialect.js';
 import { ANTHROPIC_RECALL } from './anthropic-dialect.js';
@@ -19,11 +19,7 @@ export function recallDialect(format: unknown): RecallDialect | undefined {
 
 type Report = CompressResult<unknown>['report'];
 
-/** The view a new round sends: the history's view and the request's tools (recall tool included). */
-export interface RecallView {
-  readonly messages: unknown[];
-  readonly tools?: unknown[];
-}
+export type { RecallView } from './dialect.js';
 
 /** What answering recall rounds needs: the compressor, the call's chat, history and extras, and a way to ask the model again. */
 export interface RecallRounds<R> {
@@ -50,7 +46,7 @@ export interface RecallOutcome<R> {
   readonly reply: R;
   /** The report of the last view sent. */
   readonly report: Report;
-  /** Rounds answered (requests sent again). */
+  /** Rounds answered (requests sent again), the final call past the rounds included. */
   readonly rounds: number;
   /** True when the reply holds recall calls that were not answered (mixed with the application's calls, or past the rounds). */
   readonly pending: boolean;
@@ -65,9 +61,12 @@ export interface RecallOutcome<R> {
  * by its share of the room the window leaves above the smallest view, the whole is compressed
  * again within the budget, and `ask` sends it with the new view and tools); any other reply is
  * returned, `pending` when it still holds recall calls (one that mixes them with the
- * application's calls, the one past the rounds, or one the window has no room left to answer):
- * the caller removes them, so nothing the application would run is ever dropped. With `usage`, the
- * outcome's `earlierUsage` adds up the replies before the last (each call is billed). Endpoint-neutral: the adapter, the proxy and `wrap` use it.
+ * application's calls, or one the window has no room left to answer): the caller removes them, so
+ * nothing the application would run is ever dropped. Past the rounds, a reply that only recalls is
+ * answered once more and the model asked with `final` (no tool call allowed), so the application
+ * gets an answer rather than an empty reply; a final reply that recalls anyway is `pending`. So
+ * `ask` is called at most `rounds + 1` times. With `usage`, the outcome's `earlierUsage` adds up
+ * the replies before the last (each call is billed). Endpoint-neutral: the adapter, the proxy and `wrap` use it.
  */
 export async function answerRecallRounds<R>(first: R, report: Report, round: RecallRounds<R>): Promise<RecallOutcome<R>> {
   const recall = round.compressor.recall;
@@ -83,7 +82,9 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     const shaped = read(reply);
     const asked = isFields(shaped) ? dialect.read(shaped) : undefined;
     if (!asked) return { reply, report: last, rounds: answered, pending: false, earlierUsage };
-    if (!asked.answerable || answered >= recall.rounds) return { reply, report: last, rounds: answered, pending: true, earlierUsage };
+    // Past the rounds, one final call, with no tool call allowed; a final reply that still recalls is passed on.
+    const final = answered >= recall.rounds;
+    if (!asked.answerable || answered > recall.rounds) return { reply, report: last, rounds: answered, pending: true, earlierUsage };
     const turn = dialect.turn(shaped as Record<string, unknown>);
     // The answers get the room the window leaves once this turn and its (empty) results are in
     // the smallest view: a recall round never pushes a view over the budget. No room: the calls
@@ -102,6 +103,6 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     const view = await round.compressor.compress(round.chatId, [...round.history, ...added], round.extras);
     last = view.report;
     earlierUsage = totalUsage(earlierUsage, round.usage?.(reply));
-    reply = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) }, earlierUsage);
+    reply = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}), ...(final ? { final: true } : {}) }, earlierUsage);
   }
 }

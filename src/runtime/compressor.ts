@@ -30,7 +30,8 @@ import { resolveRecall } from '../recall/resolve.js';
 import { keepingRecallNote, recallNoteSuffix } from '../recall/summary-note.js';
 import { answerRecallRounds } from '../recall/rounds.js';
 import { responseReader } from '../recall/wrap-reader.js';
-import { isFields, shownReply, type Fields } from '../recall/dialect.js';
+import { isFields, roundRequest, shownReply, type Fields, type RecallView } from '../recall/dialect.js';
+import { CHAT_RECALL } from '../recall/chat-dialect.js';
 import { usageOf, withEarlierUsage } from '../recall/usage-sum.js';
 
 export type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
@@ -317,7 +318,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
         if (!request || !Array.isArray(request.messages)) throw new InputError('request.messages', 'must be an array of messages');
         const chatId = chatIdOf(request);
         const { messages, report, tools } = await compress(chatId, request.messages, request as RequestExtras);
-        const call = (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => handler({ ...request, messages: view.messages, ...(view.tools ? { tools: view.tools } : {}) });
+        // (Only the rounds, which need a reader, make a final call: its `tool_choice` is the reader's dialect's none.)
+        const call = (view: RecallView) => handler(roundRequest(reader?.dialect ?? CHAT_RECALL, request, view, 'messages'));
         let response: Res = await call({ messages, tools });
         let last = report;
         // The usage of the calls before the last one, added up (a response in the dialect's own shape shows it).

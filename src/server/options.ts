@@ -56,7 +56,8 @@ export interface ServerOptions {
    * Recall (`--recall`, off by default): the store keeps the originals each summary replaces, and on
    * `/v1/chat/completions`, `/v1/responses` (an `input` list) and `/v1/messages` (Anthropic),
    * streamed or not, the proxy offers the
-   * `ctxfold_recall` tool and answers its calls itself (at most `rounds` per request). Needs a
+   * `ctxfold_recall` tool and answers its calls itself (at most `rounds` per request, then once
+   * more with `tool_choice` none when the answer still only recalls). Needs a
    * store that keeps originals: every spec does (`sqlite:PATH`, `redis://`, `memory`); a
    * `StateStore` object without `putOriginals` / `getOriginals` / `searchOriginals` is an
    * `InputError` naming `options.recall`.

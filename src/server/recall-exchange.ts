@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Fields } from '../adapters/openai/endpoints.js';
-import type { RecallDialect } from '../recall/dialect.js';
+import { roundRequest, type RecallDialect } from '../recall/dialect.js';
 import { answerRecallRounds, recallDialect, type RecallRounds } from '../recall/rounds.js';
 import type { CompressResult } from '../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../runtime/compressor.js';
@@ -89,7 +89,7 @@ export function exchangeRounds<R>(exchange: RecallExchange, read: (reply: R) => 
     history: exchange.history,
     extras: exchange.extras,
     read,
-    ask: (view) => send(Buffer.from(JSON.stringify({ ...exchange.body, [dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) }), 'utf8'), 'application/json'),
+    ask: (view) => send(Buffer.from(JSON.stringify(roundRequest(dialect, exchange.body, view)), 'utf8'), 'application/json'),
   };
 }
 

@@ -43,7 +43,7 @@ function extrasOf(params: ModelCallOptions, modelId: string): RequestExtras {
 
 /** The params of a recall round: the call's own, with the round's view as the prompt and its tools. */
 function roundParams(params: ModelCallOptions, view: RecallView): ModelCallOptions {
-  return { ...params, prompt: asProviderPrompt(view.messages as ModelCallOptions['prompt']), ...(view.tools ? { tools: view.tools as ModelCallOptions['tools'] } : {}) };
+  return { ...params, prompt: asProviderPrompt(view.messages as ModelCallOptions['prompt']), ...(view.tools ? { tools: view.tools as ModelCallOptions['tools'] } : {}), ...(view.final ? { toolChoice: { type: 'none' as const } } : {}) };
 }
 
 /** `params.providerOptions.ctxfold.chatId` when it is a non-empty string. */

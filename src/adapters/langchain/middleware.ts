@@ -87,7 +87,7 @@ export function ctxfoldMiddleware(options?: CtxfoldMiddlewareOptions): CtxfoldMi
           history,
           extras,
           read: completionOf,
-          ask: async (round) => handler({ ...request, messages: viewToLangChain(round.messages as OpenAIChatMessage[], converter.original, sdk), tools: recallTools } as typeof request),
+          ask: async (round) => handler({ ...request, messages: viewToLangChain(round.messages as OpenAIChatMessage[], converter.original, sdk), tools: recallTools, ...(round.final ? { toolChoice: 'none' } : {}) } as typeof request),
           usage: usageMetadataOf,
         });
         response = out.pending ? withoutRecallToolCalls(out.reply, sdk) : out.reply;

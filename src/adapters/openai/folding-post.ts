@@ -6,7 +6,7 @@ import { chatIdOfBody, type ChatIdOf } from './chat-id.js';
 import { CHAT_COMPLETIONS, endpointAt, isFields, RESPONSES, type Endpoint, type Fields } from './endpoints.js';
 import { watchedStream } from './observe-stream.js';
 import { CHAT_RECALL } from '../../recall/chat-dialect.js';
-import { shownReply, type RecallDialect } from '../../recall/dialect.js';
+import { roundRequest, shownReply, type RecallDialect, type RecallView } from '../../recall/dialect.js';
 import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
 import { answerRecallRounds } from '../../recall/rounds.js';
 import { usageOf, withEarlierUsage } from '../../recall/usage-sum.js';
@@ -132,7 +132,7 @@ export function foldingPost(client: OpenAI, folding: Folding): Post {
       if (!recall) return answered(data, call, folding, client);
       // Recall calls are answered here and the model asked again: the application gets the last response.
       const first = call;
-      const again = (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => ({ ...recall.options, body: { ...recall.body, [recall.dialect.listField]: view.messages, ...(view.tools ? { tools: view.tools } : {}) } });
+      const again = (view: RecallView) => ({ ...recall.options, body: roundRequest(recall.dialect, recall.body, view) });
       if (first.stream && isStream(data)) {
         // The last round's report and usage are what `afterResponse` is told, once the stream has ended.
         let last = first.report;

@@ -1,5 +1,5 @@
 import type { Stream } from 'openai/core/streaming';
-import type { RecallDialect } from '../../recall/dialect.js';
+import type { RecallDialect, RecallView } from '../../recall/dialect.js';
 import { answerRecallRounds, type RecallRounds } from '../../recall/rounds.js';
 import { laterStreamUsage, streamEventUsage, withEarlierStreamUsage } from '../../recall/usage-sum.js';
 import type { CompressResult } from '../../runtime/compress.js';
@@ -23,7 +23,7 @@ export interface RecallStreamRounds extends Omit<RecallRounds<StreamRound>, 'ask
   readonly dialect: RecallDialect;
   readonly report: Report;
   /** Sends the request again with a view, streamed: resolves to the SDK's stream of it. */
-  readonly ask: (view: { readonly messages: unknown[]; readonly tools?: unknown[] }) => Promise<Stream<Fields>>;
+  readonly ask: (view: RecallView) => Promise<Stream<Fields>>;
   /**
    * Called once the last round's report is known (before the consumer sees the end), with the
    * usage that round's own call reported (what its view was billed; the consumer is shown every
