@@ -95,6 +95,33 @@ describe('compressContext on Gemini histories: every view is valid', () => {
     expect([...seen].sort()).toEqual(['added-result', 'removed-duplicate', 'removed-orphan', 'reported']);
   });
 
+  test('a user text content between a call turn (with ids) and its responses: every response kept, moved back after its call, valid', () => {
+    let moved = 0;
+    fc.assert(fc.property(validGeminiHistory(), geminiTextArb, fc.nat(), (contents, words, pick) => {
+      // Call turns whose every call has an id, each followed by its response content.
+      const turns = contents.flatMap((c, i) => {
+        const calls = c.role === 'model' ? c.parts.filter((p) => p.functionCall) : [];
+        return calls.length > 0 && calls.every((p) => p.functionCall!.id !== undefined) ? [i] : [];
+      });
+      fc.pre(turns.length > 0);
+      const at = turns[pick % turns.length];
+      const interjection: GeminiContent = { role: 'user', parts: [{ text: `wait: ${words}` }] };
+      const input = [...contents.slice(0, at + 1), interjection, ...contents.slice(at + 1)];
+      const responses = input.flatMap((c) => c.parts.filter((p) => p.functionResponse));
+      const { messages } = compressContext(input, { counter, format: 'gemini' });
+      expect(checkGemini(messages)).toEqual([]);
+      const parts = new Set<object>(messages.flatMap((c) => c.parts));
+      // Every real response part is sent (the same objects), and so are the user's words.
+      expect(responses.filter((p) => !parts.has(p))).toEqual([]);
+      expect(messages).toContain(interjection);
+      // The interjection now follows the response content of that call turn.
+      const call = messages.indexOf(input[at]);
+      expect(messages[call + 2]).toBe(interjection);
+      moved++;
+    }), formatPropertyParams());
+    expect(moved).toBeGreaterThan(0);
+  });
+
   // Not 'dup-part': a duplicate response inside the content that also answers is missed by the
   // grouping's `regular` flag, so compressContext skips repair (core change asked for; see below).
   test('broken histories: repair makes them valid deleting only orphan and duplicate responses, then the view is valid', () => {

@@ -261,6 +261,25 @@ describe('repair in Gemini\'s shape', () => {
     expect(checkGemini(messages)).toEqual([]);
   });
 
+  test('the user wrote while the tools ran: the response content (with ids) goes back after its call, the user\'s text after it; id-less ones keep the old rule', () => {
+    const data = { rows: 'DATA-7781 from the tool' };
+    const broken = [user('go'), calls(fc('f', 'a'), fc('g', 'b')), user('wait, also the other one'), responses(fr('g', 'b'), fr('f', 'a', data)), model('ok'), user('next')];
+    expect(checkGemini(broken).length).toBeGreaterThan(0);
+    for (const provider of [undefined, 'gemini'] as const) {
+      const { messages, report } = compressContext(broken, { format: 'gemini', counter: createTokenCounter(), ...(provider ? { provider } : {}) });
+      expect(messages).toEqual([broken[0], broken[1], broken[3], broken[2], broken[4], broken[5]]);
+      messages.forEach((m, i) => expect(m).toBe(broken[[0, 1, 3, 2, 4, 5][i]]));
+      expect(report.repaired.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
+      expect(checkGemini(messages)).toEqual([]);
+      expect(validate(messages)).toEqual([]);
+    }
+    // Without ids nothing says which call a response answers across the user's text: a synthetic error, the response removed.
+    const idless = [user('go'), calls(fc('f')), user('wait'), responses(fr('f', undefined, data))];
+    const fixed = repairHistory(idless, { format: 'gemini' });
+    expect(fixed.actions.map((a) => a.action).sort()).toEqual(['added-result', 'removed-orphan', 'reported']);
+    expect(checkGemini(fixed.messages)).toEqual([]);
+  });
+
   test('a stray id-less response in a one-call turn is re-keyed to the call (name and position)', () => {
     const broken = [user('go'), calls(fc('f', 'k1')), responses(fr('f'))];
     const { messages, actions } = repairHistory(broken, { format: 'gemini' });

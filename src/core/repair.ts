@@ -85,7 +85,8 @@ function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structu
  *   of the calls, when exactly one call the run leaves open fits: re-keyed to it;
  * - a result separated from its call only by messages with no call and no result (assistant
  *   text, system messages; user messages too where results are not user turns): moved back to the
- *   end of the call's results (on its id only);
+ *   end of the call's results (on its id only); a message of several results moves whole when
+ *   each answers a different open call of that turn on its id;
  * - a result placed right before its call: moved after it (on its id only).
  * Returns the history (the input itself when nothing moved), the input index of each position,
  * and what was done. Results that fit no call, or several, are left for the ordinary repair.
@@ -105,8 +106,8 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
   const read = lens.read;
   // What a result may be moved back across: messages with no call and no result (assistant text,
   // system messages), or one moved already; user messages too (a user who wrote while the tools
-  // ran) where the result is a message of its own role: one carried in a user turn (Anthropic,
-  // Gemini, Hermes) would land next to that user turn, two user turns in a row.
+  // ran) except where a result is a user turn that may not meet another (`resultsInUserTurn`:
+  // Anthropic, Hermes), which would put two user turns in a row.
   const bystander = (i: number, acrossUser: boolean) => {
     const r = read(messages[i]);
     return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system' || (acrossUser && r.kind === 'user')));
@@ -116,7 +117,23 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
   if (lens.joinResults) joinAcrossUser(messages, lens, structure, open, { take, replaced, movedFrom, actions, bystander: (i) => bystander(i, true) });
   for (const p of structure.results) {
     if (movedFrom.has(p.index)) continue;
-    if (read(messages[p.index]).results.length !== 1) continue; // only whole single-result messages are re-keyed or moved
+    const held = read(messages[p.index]);
+    if (held.results.length !== 1) {
+      // A message of several results (Gemini: one content per call turn) is moved whole, back after
+      // its call turn across messages with no call and no result, when each of its results answers
+      // a different call that turn left open, on its id.
+      if (p.slot !== 0 || p.pairing !== 'outside' || held.calls.length > 0) continue;
+      let turn: CallTurn | undefined;
+      for (let t = structure.turns.length - 1; t >= 0 && !turn; t--) if (structure.turns[t].runEnd <= p.index) turn = structure.turns[t];
+      if (!turn || !between(turn.runEnd, p.index, (i) => bystander(i, acrossUser))) continue;
+      const ks = held.results.map((r) => (r.id === undefined ? -1 : onlyCallFor(r, turn.calls, open[turn.ordinal], false)));
+      if (ks.some((k) => k < 0) || new Set(ks).size !== ks.length) continue;
+      for (const k of ks) take(turn.ordinal, k);
+      movedFrom.add(p.index);
+      insertBefore.set(turn.runEnd, [...(insertBefore.get(turn.runEnd) ?? []), p.index]);
+      actions.push({ action: 'moved-result', index: p.index, id: held.results[0].id, detail: `tool results ${held.results.map(idText).join(', ')} moved from messages[${p.index}] to follow their calls in messages[${turn.opener}]` });
+      continue;
+    }
     if (p.pairing === 'stray') {
       const turn = structure.turns[p.turn];
       const k = onlyCallFor(p.result, turn.calls, open[p.turn], true);

@@ -157,9 +157,10 @@ export interface MessageLens<M = unknown> {
    */
   readonly namesMustMatch?: boolean;
   /**
-   * True when tool results travel in user-role messages on the wire (Anthropic `tool_result`
-   * blocks, Gemini `functionResponse` parts, Hermes `<tool_response>` text): a result message is
-   * a user turn, so repair never moves one next to another user turn.
+   * True when tool results travel in user turns on the wire and a provider refuses two user turns
+   * in a row (Anthropic `tool_result` blocks: Bedrock; Hermes `<tool_response>` text: templates
+   * that want roles to alternate): repair never moves a result message next to another user turn.
+   * Gemini leaves it unset: a `functionResponse` content may be followed by a user content.
    */
   readonly resultsInUserTurn?: boolean;
   /**

@@ -140,7 +140,9 @@ export const geminiLens: MessageLens<GeminiContent> = {
   splitParallelCalls: false,
   namesMustMatch: true,
   leadsWithUser: true,
-  resultsInUserTurn: true,
+  // Not `resultsInUserTurn`: a function response content may be followed by another user content
+  // (the API refuses text mixed INTO a response content, not two user contents in a row), so a
+  // response a user content came between it and its call is moved back after the call, on its id.
   // Gemini has no system role inside `contents`: a summary is always a user content.
   summaryMessage: (text) => ({ role: 'user', parts: [{ text }] }),
   missingResults: (calls, text) => [{ role: 'user', parts: calls.map((call) => errorResponse(call, text)) }],
