@@ -287,7 +287,39 @@ export type TextSource = 'prose' | 'data';
  * states quantities; a person's `2 days` is a manner of speaking).
  */
 export function factsFromText(text: string, limit: number, source: TextSource = 'prose'): Fact[] {
-  if (!/[\p{L}\p{N}]/u.test(text)) return [];
+  return factsFromTextInPrefixes(text, limit, source, FACT_PREFIX_CHARS);
+}
+
+/** First prefix of a long text `factsFromText` reads (each next one four times longer). */
+export const FACT_PREFIX_CHARS = 65_536;
+/** A prefix is read only when it has this many characters per fact asked for. */
+const PREFIX_CHARS_PER_FACT = 16;
+/** Characters before a prefix's cut within which a match may have been cut short (no rule matches that much past what it keeps). */
+export const FACT_PREFIX_MARGIN = 1024;
+
+/**
+ * `factsFromText`, reading a long text in growing prefixes (`first` characters, then four times
+ * more each time, each cut at a line break): facts are taken in text order up to `limit`, so
+ * once a prefix gives all `limit` of them from matches that end `FACT_PREFIX_MARGIN` characters
+ * before its cut, the rest of the text cannot change them (matches before a cut are the same with
+ * or without what follows, and labels look back). Invariant: the same facts as reading the whole.
+ */
+export function factsFromTextInPrefixes(text: string, limit: number, source: TextSource, first: number): Fact[] {
+  for (let size = first; size < text.length; size *= 4) {
+    // A prefix unlikely to hold `limit` facts is not read (an unbounded limit reads the whole text once).
+    if (limit * PREFIX_CHARS_PER_FACT > size) continue;
+    const cut = text.lastIndexOf('\n', size);
+    if (cut <= FACT_PREFIX_MARGIN) continue;
+    const got = readFacts(text.slice(0, cut + 1), limit, source, cut - FACT_PREFIX_MARGIN);
+    if (got !== undefined) return got;
+  }
+  return readFacts(text, limit, source, Infinity)!;
+}
+
+/** The facts of `text`; undefined when a match that counts ends past `safeEnd`, or fewer than `limit` were found before it (a longer prefix is read then). */
+function readFacts(text: string, limit: number, source: TextSource, safeEnd: number): Fact[] | undefined {
+  const whole = safeEnd === Infinity;
+  if (!/[\p{L}\p{N}]/u.test(text)) return whole ? [] : undefined;
   // Each rule runs only where the characters it needs are there (a long text is read many times).
   const has = (pattern: RegExp) => pattern.test(text);
   const digits = has(/\d/);
@@ -337,6 +369,7 @@ export function factsFromText(text: string, limit: number, source: TextSource = 
   const seen = new Set<string>();
   let covered = 0;
   for (const span of spans) {
+    if (span.end > safeEnd) return undefined;
     if (span.start < covered) continue;
     const value = span.value.trim();
     if (!value) continue;
@@ -349,9 +382,9 @@ export function factsFromText(text: string, limit: number, source: TextSource = 
     if (seen.has(value)) continue;
     seen.add(value);
     out.push(context ? { label: context.label, labelFrom: context.from, value, kind: span.kind } : { value, kind: span.kind });
-    if (out.length >= limit) break;
+    if (out.length >= limit) return out;
   }
-  return out;
+  return whole ? out : undefined;
 }
 
 /**
