@@ -31,7 +31,7 @@ function history(turns: number): Msg[] {
   return out;
 }
 
-type Result = ReturnType<typeof textResult> | ReturnType<typeof toolCallsResult>;
+type Result = ReturnType<typeof textResult> | ReturnType<typeof toolCallsResult> | Error;
 
 /** ai 7 declares `engines.node >= 22` and is only ever loaded under it. */
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
@@ -45,7 +45,9 @@ function scriptedModel(...script: Result[]) {
     modelId: 'gpt-4o',
     doGenerate: async (options: { prompt: unknown; tools?: unknown; toolChoice?: unknown }) => {
       calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined, toolChoice: options.toolChoice });
-      return (script.shift() ?? textResult(`ok ${calls.length}`, 100)) as never;
+      const next = script.shift() ?? textResult(`ok ${calls.length}`, 100);
+      if (next instanceof Error) throw next;
+      return next as never;
     },
   });
   return { model, calls };
@@ -166,6 +168,21 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     expect(calls[2].tools?.map((t) => t.name)).toEqual(['ctxfold_recall']);
     expect(result.text).toBe('The key is LX-5520.');
     expect(result.toolCalls).toEqual([]);
+  });
+
+  test('a final call the provider refuses (an error with statusCode 400) falls back to the result before it; an error without a status is thrown', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages, 0);
+    const refusal = Object.assign(new Error('tool_choice none is not supported'), { statusCode: 400 });
+    const { model, calls } = scriptedModel(recallCall('r1', { ids: ['#2'] }), refusal);
+    const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } }, maxRetries: 0 });
+    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, { type: 'none' }]);
+    expect(result.toolCalls).toEqual([]);
+    expect(result.finishReason).toBe('stop');
+    expect(result.usage.inputTokens).toBe(100);
+
+    const broken = scriptedModel(recallCall('r1', { ids: ['#2'] }), new Error('socket hang up'));
+    await expect(sdk.generateText({ model: sdk.wrapLanguageModel({ model: broken.model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } }, maxRetries: 0 })).rejects.toThrow('socket hang up');
   });
 
   test('a final reply that recalls anyway: the recall call is removed and the result finishes for stop', async () => {

@@ -143,6 +143,26 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
     expect(JSON.stringify(result.messages)).not.toContain('ctxfold_recall');
   });
 
+  test('with recall on, a final call the model refuses with an error status falls back to the answer before it, without its recall call', async () => {
+    const history: BaseMessage[] = [];
+    for (let t = 0; t < 24; t++) {
+      history.push(new HumanMessage({ content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
+      history.push(new AIMessage({ content: `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
+    }
+    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: { rounds: 0 }, counter });
+    const refusal = Object.assign(new Error('tool_choice none is not supported'), { status: 400 });
+    const script = [answer('first'), () => callsTools([['ctxfold_recall', { ids: ['#2'] }, 'r1']], 'Let me look.'), () => { throw refusal; }];
+    const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
+    const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });
+    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-refused' } });
+    await mw.compressor.drain();
+    const binds = model.bindOptions.length;
+    const result = await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'Where?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-refused' } });
+    expect(model.bindOptions.slice(binds).map((o) => o.tool_choice)).toEqual([undefined, 'none']);
+    expect(String(result.messages.at(-1)!.content)).toBe('Let me look.');
+    expect(JSON.stringify(result.messages)).not.toContain('ctxfold_recall');
+  });
+
   test('with recall on, the answer after a recall round shows the usage of both calls; the chat is calibrated on the last call alone', async () => {
     const history: BaseMessage[] = [];
     for (let t = 0; t < 24; t++) {

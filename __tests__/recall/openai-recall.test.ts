@@ -122,6 +122,30 @@ describe('ctxfold/openai answers ctxfold_recall calls itself', () => {
     expect(response.choices[0].finish_reason).toBe('stop');
   });
 
+  test('a final call the server refuses (a 400 for tool_choice none) falls back to the reply before it, without its recall calls', async () => {
+    const { client, compressor, messages } = await withSummary(1);
+    const samples: { billed: number }[] = [];
+    compressor.on('calibration', (e) => samples.push(e));
+    const before = bed.server.bodies.length;
+    const recall = { calls: [{ name: 'ctxfold_recall', arguments: { ids: ['#1'] } }] };
+    bed.server.enqueue(recall, recall, { fail: 400 });
+    const response = await client.chat.completions.create({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' } });
+    expect(bed.server.bodies.slice(before).map((b) => b.tool_choice)).toEqual([undefined, undefined, 'none']);
+    expect(response.choices[0].message.tool_calls).toBeUndefined();
+    expect(response.choices[0].finish_reason).toBe('stop');
+    // Usage: the first two calls' (as the stand-in bills them), each once; the refused call billed nothing.
+    const billed = bed.server.bodies.slice(before, before + 2).reduce((n, b) => n + Math.ceil(JSON.stringify(b).length / 4), 0);
+    expect(response.usage!.prompt_tokens).toBe(billed);
+    // The chat is calibrated on the reply shown: its own call's input tokens.
+    expect(samples.map((e) => e.billed)).toEqual([Math.ceil(JSON.stringify(bed.server.bodies[before + 1]).length / 4)]);
+
+    bed.server.enqueue(recall, recall, { fail: 400 });
+    const streamed = await client.chat.completions.stream({ model: 'm', messages: [...messages, { role: 'user', content: 'Go.' }], metadata: { chat_id: 'c' } }).finalChatCompletion();
+    expect(bed.server.bodies.length - before).toBe(6);
+    expect(streamed.choices[0].message.tool_calls ?? []).toEqual([]);
+    expect(streamed.choices[0].finish_reason).toBe('stop');
+  });
+
   test('legacy functions get no recall tool and no recall note', async () => {
     const { client, messages } = await withSummary();
     const functions = [{ name: 'lookup', parameters: { type: 'object', properties: {} } }];

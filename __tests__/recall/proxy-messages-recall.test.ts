@@ -155,6 +155,24 @@ describe('the proxy answers ctxfold_recall calls on /v1/messages', () => {
     }
   });
 
+  test('a final call the upstream refuses (400) is not relayed: the answer before it goes out without its recall block, whole and streamed', async () => {
+    for (const stream of [false, true]) {
+      const chat = `m-refused-${stream}`;
+      const h = await summarized(chat);
+      const before = bed.model.bodies.length;
+      const again = recallCall({ ids: ['#2'] });
+      bed.model.enqueue(again, again, again, recallCall({ query: 'ZK-9031' }), { fail: 400 });
+      const { status, text } = await send(chat, { ...ask(h), ...(stream ? { stream: true } : {}) });
+      expect(status).toBe(200);
+      expect(bed.model.bodies.slice(before).map((b) => b.tool_choice)).toEqual([undefined, undefined, undefined, undefined, { type: 'none' }]);
+      expect(text).not.toContain('scripted failure');
+      expect(text).not.toContain('ctxfold_recall');
+      const message = stream ? accumulate(events(text)).message : JSON.parse(text) as Body;
+      expect(message.content).toEqual([]);
+      expect(message.stop_reason).toBe('end_turn');
+    }
+  });
+
   test('streamed: text first goes through; a recall call after it is removed, the blocks renumbered and the stop reason end_turn', async () => {
     const h = await summarized('m5');
     const before = bed.model.bodies.length;

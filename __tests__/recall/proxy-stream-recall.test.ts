@@ -143,6 +143,26 @@ describe('streamed chat/completions', () => {
   });
 });
 
+describe('streamed chat/completions, a refused final call', () => {
+  test('a 400 to the final call (tool_choice none) is not relayed: the client gets the answer before it, without its recall call', async () => {
+    const tight = await startRecallProxy(bed.model, { recall: { rounds: 1 } });
+    try {
+      const c = new OpenAI({ apiKey: 'key-s', baseURL: `${tight.url}/v1`, maxRetries: 0 });
+      const messages = recallHistory(24, FACT);
+      await c.chat.completions.create({ model: 'm', messages, metadata: { chat_id: 'r2' } });
+      await tight.drain();
+      const before = bed.model.bodies.length;
+      bed.model.enqueue({ calls: [recall] }, { calls: [recall] }, { fail: 400 });
+      const final = await c.chat.completions.stream({ model: 'm', messages: [...messages, { role: 'user', content: 'Again?' }], metadata: { chat_id: 'r2' } }).finalChatCompletion();
+      expect(bed.model.bodies.slice(before).map((b) => b.tool_choice)).toEqual([undefined, undefined, 'none']);
+      expect(final.choices[0].message.tool_calls ?? []).toEqual([]);
+      expect(final.choices[0].finish_reason).toBe('stop');
+    } finally {
+      await tight.close();
+    }
+  });
+});
+
 describe('streamed chat/completions, upstream errors', () => {
   test('an error status in the first round reaches the client as it came', async () => {
     const messages = await summarized('e1');

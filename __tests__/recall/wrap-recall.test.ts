@@ -145,6 +145,24 @@ describe('wrap answers recall calls when given a response reader', () => {
     }
   });
 
+  test('a final call the handler fails with an error status falls back to the response before it; an error without one is thrown', async () => {
+    const messages = history(24);
+    const compressor = await summarizedCompressor(messages, { recall: { rounds: 0 } });
+    const model = scripted(completion);
+    model.enqueue(recall({ ids: ['#2'] }));
+    const failing = (error: Error) => async (request: Request) => {
+      if ((request as { tool_choice?: unknown }).tool_choice === 'none') throw error;
+      return model.handler(request);
+    };
+    const refused = await compressor.wrap(failing(Object.assign(new Error('400 tool_choice'), { status: 400 })), { readResponse: 'openai' })(ask(messages)) as { choices: { message: Msg; finish_reason: string }[]; usage: unknown };
+    expect(refused.choices[0].message.tool_calls).toBeUndefined();
+    expect(refused.choices[0].finish_reason).toBe('stop');
+    expect(refused.usage).toEqual({ prompt_tokens: 100 });
+
+    model.enqueue(recall({ ids: ['#2'] }));
+    await expect(compressor.wrap(failing(new Error('socket hang up')), { readResponse: 'openai' })(ask(messages))).rejects.toThrow('socket hang up');
+  });
+
   test('{ format, read }: the reader finds the response inside what the handler returns; the last wrapper comes back', async () => {
     const messages = history(24);
     const compressor = await summarizedCompressor(messages);

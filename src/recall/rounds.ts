@@ -39,6 +39,18 @@ export interface RecallRounds<R> {
   readonly ask: (view: RecallView, earlierUsage: Fields | undefined) => Promise<R>;
   /** The usage a reply reports (each call is billed: the rounds add them up); absent, none is counted. */
   readonly usage?: (reply: R) => Fields | undefined;
+  /**
+   * True for a reply that is an error answer, where `ask` returns one instead of throwing (the
+   * proxy's upstream statuses). The final call past the rounds falls back when it gets one.
+   */
+  readonly refused?: (reply: R) => boolean;
+}
+
+/** True for an error an HTTP client throws for an error status (`status` or `statusCode` of 400 or more: the OpenAI SDK, the AI SDK, LangChain's providers). */
+export function hasErrorStatus(error: unknown): boolean {
+  if (!isFields(error)) return false;
+  const status = typeof error.status === 'number' ? error.status : error.statusCode;
+  return typeof status === 'number' && status >= 400;
 }
 
 /** How the rounds ended. Invariant: `pending` is true exactly when `reply` still holds recall calls (pass it through `dialect.without`). */
@@ -65,7 +77,9 @@ export interface RecallOutcome<R> {
  * nothing the application would run is ever dropped. Past the rounds, a reply that only recalls is
  * answered once more and the model asked with `final` (no tool call allowed), so the application
  * gets an answer rather than an empty reply; a final reply that recalls anyway is `pending`. So
- * `ask` is called at most `rounds + 1` times. With `usage`, the outcome's `earlierUsage` adds up
+ * `ask` is called at most `rounds + 1` times. The final call is best effort: when it fails with an
+ * error status (thrown, or a `refused` reply: a server that does not take `tool_choice` none), the
+ * reply before it is returned, `pending`, with its own report and usage, as if it had not been made. With `usage`, the outcome's `earlierUsage` adds up
  * the replies before the last (each call is billed). Endpoint-neutral: the adapter, the proxy and `wrap` use it.
  */
 export async function answerRecallRounds<R>(first: R, report: Report, round: RecallRounds<R>): Promise<RecallOutcome<R>> {
@@ -101,8 +115,22 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     }
     added.push(...turn, ...results(answers));
     const view = await round.compressor.compress(round.chatId, [...round.history, ...added], round.extras);
+    const before = { reply, report: last, earlierUsage };
     last = view.report;
     earlierUsage = totalUsage(earlierUsage, round.usage?.(reply));
-    reply = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}), ...(final ? { final: true } : {}) }, earlierUsage);
+    const request = { messages: view.messages, ...(view.tools ? { tools: view.tools } : {}), ...(final ? { final: true } : {}) };
+    if (!final) {
+      reply = await round.ask(request, earlierUsage);
+      continue;
+    }
+    let answer: R;
+    try {
+      answer = await round.ask(request, earlierUsage);
+    } catch (error) {
+      if (!hasErrorStatus(error)) throw error;
+      return { ...before, rounds: answered, pending: true };
+    }
+    if (round.refused?.(answer)) return { ...before, rounds: answered, pending: true };
+    reply = answer;
   }
 }

@@ -78,9 +78,11 @@ export function upstreamTimes(calls: readonly number[]): { readonly upstreamCall
 
 /**
  * The rounds of an exchange for `answerRecallRounds`: the request's chat, history and extras, and
- * `send` for each new round, given the client's body with the round's view (and tools) in place.
+ * `send` for each new round, given the client's body with the round's view (and tools) in place
+ * and whether it is the final call past the rounds; `refused` tells an error answer (the final
+ * call falls back to the answer before it).
  */
-export function exchangeRounds<R>(exchange: RecallExchange, read: (reply: R) => unknown, send: (body: Uint8Array, contentType: string) => Promise<R>): RecallRounds<R> {
+export function exchangeRounds<R>(exchange: RecallExchange, read: (reply: R) => unknown, send: (body: Uint8Array, contentType: string, final: boolean) => Promise<R>, refused: (reply: R) => boolean): RecallRounds<R> {
   const { dialect } = exchange;
   return {
     compressor: exchange.compressor,
@@ -89,7 +91,8 @@ export function exchangeRounds<R>(exchange: RecallExchange, read: (reply: R) => 
     history: exchange.history,
     extras: exchange.extras,
     read,
-    ask: (view) => send(Buffer.from(JSON.stringify(roundRequest(dialect, exchange.body, view)), 'utf8'), 'application/json'),
+    refused,
+    ask: (view) => send(Buffer.from(JSON.stringify(roundRequest(dialect, exchange.body, view)), 'utf8'), 'application/json', view.final === true),
   };
 }
 
@@ -109,11 +112,14 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
   let latest: WholeReply | undefined;
   /** The usage of every answer before `latest`, added up (the client is shown the whole). */
   let earlier: Fields | undefined;
+  /** Each answer's `earlier` (the final call may fall back to the answer before it). */
+  const earlierOf = new Map<WholeReply, Fields | undefined>();
   let rounds = 0;
   let report = exchange.report;
   const send = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> => {
     earlier = totalUsage(earlier, usageOf(latest?.json));
     latest = await readWhole(await callRound(req, call, body, contentType, calls));
+    earlierOf.set(latest, earlier);
     return latest;
   };
   let reply: WholeReply;
@@ -123,10 +129,15 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
     const out = await answerRecallRounds<WholeReply>(await send(call.body, call.contentType), exchange.report, exchangeRounds(exchange, (r) => r.json, (body, type) => {
       rounds++;
       return send(body, type);
-    }));
+    }, (r) => r.status < 200 || r.status >= 300));
     ({ reply, report } = out);
     rounds = out.rounds;
     pending = out.pending;
+    if (reply !== latest) {
+      // The final call was refused: the answer before it goes out, with the usage up to it.
+      earlier = earlierOf.get(reply);
+      problem = `the final recall call (tool_choice none) was answered with status ${latest?.status}: sent the answer before it`;
+    }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof UpstreamError || latest === undefined) {

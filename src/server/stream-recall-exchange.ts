@@ -33,6 +33,8 @@ interface StreamRound {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly facts?: AnswerFacts;
+  /** True for the final call's error answer, not relayed: the answer before it goes out instead. */
+  readonly refused?: boolean;
   /** The answer, read whole, when the upstream answered the streamed request with JSON (sent as a non-streamed answer is). */
   readonly whole?: WholeReply;
   /** This answer's own usage, when it reported one. */
@@ -94,7 +96,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     res.flushHeaders();
   };
 
-  const round = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<StreamRound> => {
+  const round = async (body: Uint8Array | undefined, contentType: string | undefined, final = false): Promise<StreamRound> => {
     earlier = totalUsage(earlier, latest?.usage);
     const raised = earlier;
     /** An event as the client is shown it: the usage of the earlier answers added to its own. */
@@ -102,6 +104,11 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     const upstream = await callRound(req, call, body, contentType, calls);
     const { status, headers } = upstream;
     const type = String(headers['content-type'] ?? '').toLowerCase();
+    if (final && (status < 200 || status >= 300)) {
+      // The final call past the rounds is best effort: its error answer is not relayed.
+      upstream.cancel();
+      return { pending: [], raw: false, relayedWhole: false, complete: false, status, headers, refused: true };
+    }
     if (status < 200 || status >= 300 || !type.startsWith('text/event-stream')) {
       if (res.headersSent) {
         // A round that continues a stream already sent cannot put another answer in it.
@@ -211,14 +218,15 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
   let pending = true;
   let problem: string | undefined;
   try {
-    const outcome = await answerRecallRounds<StreamRound>(await round(call.body, call.contentType), exchange.report, exchangeRounds(exchange, (r) => r.response, (body, type) => {
+    const outcome = await answerRecallRounds<StreamRound>(await round(call.body, call.contentType), exchange.report, exchangeRounds(exchange, (r) => r.response, (body, type, final) => {
       rounds++;
-      return round(body, type);
-    }));
+      return round(body, type, final);
+    }, (r) => r.refused === true));
     reply = outcome.reply;
     pending = outcome.pending;
     report = outcome.report;
     rounds = outcome.rounds;
+    if (reply !== latest) problem = 'the final recall call (tool_choice none) was answered with an error status: sent the answer before it';
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof UpstreamError || latest === undefined) {

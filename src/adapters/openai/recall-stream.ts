@@ -161,6 +161,8 @@ export function recallStream(first: Stream<Fields>, client: unknown, rounds: Rec
       },
     });
     const last = outcome.reply;
+    // What the last round shown is raised by (a refused final call falls back to the round before it).
+    earlier = outcome.earlierUsage;
     rounds.onReport(outcome.report, last.usage);
     // What the last round still holds: stripped now, knowing its whole answer (or as it was stripped when held after text).
     const strip = last.raw ? stream.strip(last.response) : undefined;
