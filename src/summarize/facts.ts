@@ -22,6 +22,11 @@ export interface Fact {
   readonly value: string;
   /** Its shape, for facts found in text (JSON facts are named by their field). */
   readonly kind?: FactKind;
+  /**
+   * For a fact of a JSON listing, the record it belongs to: the indexes of the arrays of records
+   * around it (`3`, or `3/1` in a nested listing). Facts of one record share it; absent outside one.
+   */
+  readonly record?: string;
 }
 
 /**
@@ -430,7 +435,7 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
     seen.add(key);
     out.push(fact);
   };
-  const walk = (node: unknown, path: string[], unit: string | undefined): void => {
+  const walk = (node: unknown, path: string[], unit: string | undefined, record: string | undefined): void => {
     if (out.length >= limit || path.length > JSON_DEPTH_READ) return;
     const named = path.filter((p) => p !== '[]');
     const leaf = named.at(-1) ?? '';
@@ -438,19 +443,20 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
     if (Array.isArray(node)) {
       const records = node.some((item) => item !== null && typeof item === 'object');
       const read = records ? ARRAY_ITEMS_READ.records : ARRAY_ITEMS_READ.values;
-      for (const item of node.slice(0, read)) walk(item, [...path, '[]'], unit);
+      // Each element of an array of records is a record of its own; values of a plain array belong to the record around it.
+      node.slice(0, read).forEach((item, i) => walk(item, [...path, '[]'], unit, records ? (record === undefined ? String(i) : `${record}/${i}`) : record));
       return;
     }
     if (node && typeof node === 'object') {
-      const record = node as Record<string, unknown>;
-      const first = record.first_name ?? record.firstName;
-      const last = record.last_name ?? record.lastName;
+      const fields = node as Record<string, unknown>;
+      const first = fields.first_name ?? fields.firstName;
+      const last = fields.last_name ?? fields.lastName;
       const hasName = typeof first === 'string' && typeof last === 'string';
-      if (hasName) push({ label: labelOf([...path, 'name']).replace(/\.name$/, '') || 'name', labelFrom: 'field', value: oneLine(`${first} ${last}`) });
-      const recordUnit = unitOf(record);
-      for (const [key, child] of Object.entries(record)) {
+      if (hasName) push({ record, label: labelOf([...path, 'name']).replace(/\.name$/, '') || 'name', labelFrom: 'field', value: oneLine(`${first} ${last}`) });
+      const recordUnit = unitOf(fields);
+      for (const [key, child] of Object.entries(fields)) {
         if (hasName && /^(first_?name|last_?name)$/i.test(key)) continue;
-        walk(child, [...path, key], recordUnit);
+        walk(child, [...path, key], recordUnit, record);
       }
       return;
     }
@@ -458,15 +464,15 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
       const text = node.trim();
       if (!text) return;
       if (text.length <= FACT_VALUE_MAX_CHARS && (ID_KEY.test(leaf) || isDistinctive(text) || /^\d{4,}$/.test(text))) {
-        push({ label: labelOf(path, text), labelFrom: 'field', value: oneLine(text) });
+        push({ record, label: labelOf(path, text), labelFrom: 'field', value: oneLine(text) });
         return;
       }
       // Other strings (messages, descriptions, logs): the facts in them, named by their sentence or else by the field.
       const inText = factsFromText(text, limit - out.length, 'data');
-      for (const fact of inText) push(fact.label ? fact : { ...fact, label: labelOf(path), labelFrom: 'field' });
+      for (const fact of inText) push(fact.label ? { ...fact, record } : { ...fact, record, label: labelOf(path), labelFrom: 'field' });
       // A short field holding a digit and no fact of its own (`12 Harbour Street`, `Suite 400`) is one value, as written.
       if (inText.length === 0 && text.length <= SHORT_FIELD_MAX_CHARS && /\d/.test(text) && !/[\n:=]/.test(text)) {
-        push({ label: labelOf(path, text), labelFrom: 'field', value: oneLine(text) });
+        push({ record, label: labelOf(path, text), labelFrom: 'field', value: oneLine(text) });
       }
       return;
     }
@@ -478,10 +484,10 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
       if (!keyed && !byParent && Math.abs(node) < 100 && Number.isInteger(node)) return;
       const label = byParent ? `${parent}.${leaf}`.replace(/[^\w.-]+/g, '_').slice(0, FACT_LABEL_MAX_CHARS) : labelOf(path);
       const withUnit = unit && AMOUNT_KEY.test(byParent ? parent : leaf) ? `${node} ${unit}` : String(node);
-      push({ label, labelFrom: 'field', value: withUnit });
+      push({ record, label, labelFrom: 'field', value: withUnit });
     }
   };
-  walk(value, [], undefined);
+  walk(value, [], undefined, undefined);
   return out;
 }
 

@@ -6,15 +6,17 @@
  *
  * The columns are the keys in the order they first occur, joined by `|` and ended by `: `. Rows
  * are separated by `; `, cells by a space. A cell is the value bare when it holds no space or `;`
- * and does not start with `"`, else a JSON string; `""` is a cell the row has no value for. A new
- * row starts at each fact whose column does not come after the previous fact's, so a row is
- * always in column order and the facts read back in the order they were written. Pure.
+ * and does not start with `"`, else a JSON string; `""` is a cell the row has no value for. Each
+ * row is one record (`LineItem.record`; an item without one is a row of its own), so a row never
+ * puts one record's value beside another's; rows come in the order their records first occur.
+ * Read back, the items come row by row in column order, each with its row as its record. Pure.
  */
 
-/** One fact of a line: its key as the block writes it and its value. */
+/** One fact of a line: its key as the block writes it, its value, and the record (row) it belongs to. */
 export interface LineItem {
   readonly key: string;
   readonly value: string;
+  readonly record?: string;
 }
 
 /** A key a column can hold: none of the characters that delimit the table or a ledger line. */
@@ -39,32 +41,39 @@ export function fitsTable(items: readonly LineItem[]): boolean {
   return repeats;
 }
 
-/** The items as a table (the line's text after its header); the caller checks `fitsTable` first. */
-export function writeTable(items: readonly LineItem[]): string {
+/**
+ * The items as a table (the line's text after its header), one row per record; undefined when a
+ * record holds a key twice (two values for one cell: the items are written as such then). The
+ * caller checks `fitsTable` first.
+ */
+export function writeTable(items: readonly LineItem[]): string | undefined {
+  const records = new Map<string | number, LineItem[]>();
+  items.forEach((item, i) => {
+    const id = item.record ?? i;
+    const members = records.get(id);
+    if (members) members.push(item);
+    else records.set(id, [item]);
+  });
   const columns: string[] = [];
   const column = new Map<string, number>();
-  for (const { key } of items) {
-    if (!column.has(key)) {
-      column.set(key, columns.length);
-      columns.push(key);
+  for (const members of records.values()) {
+    for (const { key } of members) {
+      if (!column.has(key)) {
+        column.set(key, columns.length);
+        columns.push(key);
+      }
     }
   }
   const rows: string[] = [];
-  let row: string[] | undefined;
-  let last = -1;
-  const close = () => {
-    if (row) rows.push(row.join(' '));
-  };
-  for (const { key, value } of items) {
-    const at = column.get(key)!;
-    if (!row || at <= last) {
-      close();
-      row = columns.map(() => '""');
+  for (const members of records.values()) {
+    const row: (string | undefined)[] = columns.map(() => undefined);
+    for (const { key, value } of members) {
+      const at = column.get(key)!;
+      if (row[at] !== undefined) return undefined;
+      row[at] = cellValue(value);
     }
-    row[at] = cellValue(value);
-    last = at;
+    rows.push(row.map((cell) => cell ?? '""').join(' '));
   }
-  close();
   return `${columns.join('|')}: ${rows.join('; ')}`;
 }
 
@@ -83,7 +92,7 @@ export function readJsonString(text: string, at: number): { value: string; end: 
 
 /**
  * The items of a table line's text, row by row, each row in column order, without its empty
- * cells. Undefined when the text is not a table: no columns, a row with another number of cells
+ * cells, each with its row's number as its record. Undefined when the text is not a table: no columns, a row with another number of cells
  * than there are columns, a row with no value, or a cell that does not read.
  */
 export function readTable(text: string): LineItem[] | undefined {
@@ -92,6 +101,7 @@ export function readTable(text: string): LineItem[] | undefined {
   const columns = head[1].split('|');
   if (new Set(columns).size !== columns.length) return undefined;
   const items: LineItem[] = [];
+  let row = 0;
   let at = head[0].length;
   while (at < text.length) {
     const cells: (string | undefined)[] = [];
@@ -126,8 +136,9 @@ export function readTable(text: string): LineItem[] | undefined {
       else at++;
     }
     if (cells.length !== columns.length || cells.every((c) => c === undefined)) return undefined;
+    const record = String(row++);
     cells.forEach((value, i) => {
-      if (value !== undefined) items.push({ key: columns[i], value });
+      if (value !== undefined) items.push({ key: columns[i], value, record });
     });
   }
   return items.length > 0 ? items : undefined;

@@ -55,6 +55,11 @@ export interface LedgerFact {
   readonly references: number;
   /** 2 when a field named it, 1 its sentence, 0 only its shape: a better name replaces a worse one. */
   readonly keyStrength: number;
+  /**
+   * The record of its source's listing it belongs to (`Fact.record`; read back, its table row), so
+   * a table line keeps each record on one row. Absent outside a listing.
+   */
+  readonly record?: string;
 }
 
 /** The ledger: its facts in insertion order, how many distinct facts were ever seen, how many messages were read. */
@@ -285,7 +290,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const at = (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
         ?? (fact.kind !== undefined ? restated(fact) : undefined);
       if (at === undefined) {
-        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength };
+        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, ...(found.record === undefined ? {} : { record: found.record }) };
         remember(added, facts.length);
         touched.add(facts.length);
         facts.push(added);
@@ -303,8 +308,12 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const better = strength > old.keyStrength || (callSourced[at] && !asked && strength >= old.keyStrength);
       if (!asked) askedOnly[at] = false;
       if (better) callSourced[at] = asked;
+      // A fact that takes this source takes its record too (the one it had belongs to its old source).
+      const { record: _old, ...kept } = old;
+      const record = better ? found.record : old.record;
       facts[at] = {
-        ...old,
+        ...kept,
+        ...(record === undefined ? {} : { record }),
         key: better ? key : old.key,
         keyStrength: better ? strength : old.keyStrength,
         source: better ? source : old.source,
@@ -574,14 +583,14 @@ function groupStats(facts: readonly LedgerFact[], members: readonly number[]): {
 
 /**
  * The facts of one group as its line writes them: `key=value` items, or a table (`writeTable`)
- * when their keys repeat and the table takes fewer tokens.
+ * when their keys repeat, each record fits one row, and the table takes fewer tokens.
  */
 function groupBody(facts: readonly LedgerFact[], countText: TextCounter): string {
   const items = facts.map((f) => factItem(f)).join(' ');
-  const cells: LineItem[] = facts.map((f) => ({ key: columnKey(f), value: f.value }));
+  const cells: LineItem[] = facts.map((f) => ({ key: columnKey(f), value: f.value, ...(f.record === undefined ? {} : { record: f.record }) }));
   if (!fitsTable(cells)) return items;
   const table = writeTable(cells);
-  return countText(table) < countText(items) ? table : items;
+  return table !== undefined && countText(table) < countText(items) ? table : items;
 }
 
 /**
@@ -762,8 +771,8 @@ export function parseLedger(summaryText: string): Ledger {
     if (group === null) break;
     if (group) {
       ({ source, references, lastSeen } = group);
-      for (const { key, value } of group.items) {
-        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key) });
+      for (const { key, value, record } of group.items) {
+        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key), ...(record === undefined ? {} : { record }) });
       }
       continue;
     }
@@ -806,7 +815,7 @@ function parsePlainFacts(lines: readonly string[]): Ledger {
  * older form). Undefined when the line is not a group line; null when it starts like one but its
  * items do not read (the block ends there).
  */
-function groupLineOf(line: string): { source: string; references: number; lastSeen: number; items: { key: string; value: string }[] } | null | undefined {
+function groupLineOf(line: string): { source: string; references: number; lastSeen: number; items: LineItem[] } | null | undefined {
   const header = HEADER.exec(line);
   if (!header) return undefined;
   const items = header[5] === undefined ? [] : readTable(header[5]) ?? parseItems(header[5]);
