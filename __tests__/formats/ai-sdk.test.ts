@@ -362,6 +362,23 @@ describe('ai-sdk: counting (the issue case)', () => {
   });
 });
 
+describe('ai-sdk: repair', () => {
+  test('a tool message of several results a user message came between it and its calls goes back after them, whole', () => {
+    const result = (id: string, value: string) => ({ type: 'tool-result' as const, toolCallId: id, toolName: 'weather', output: { type: 'text' as const, value } });
+    const input: AiSdkMessage[] = [
+      { role: 'user', content: 'Weather in Paris and Rome?' },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'a', toolName: 'weather', input: { city: 'Paris' } }, { type: 'tool-call', toolCallId: 'b', toolName: 'weather', input: { city: 'Rome' } }] },
+      { role: 'user', content: 'also, hurry' },
+      { role: 'tool', content: [result('a', 'PARIS-21C'), result('b', 'ROME-25C')] },
+    ];
+    expect(checkAiSdk(input).length).toBeGreaterThan(0);
+    const { messages, report } = compressContext(input, { format: 'ai-sdk', counter: createTokenCounter() });
+    expect(messages).toEqual([input[0], input[1], input[3], input[2]]);
+    expect(report.repaired.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
+    expect(checkAiSdk(messages)).toEqual([]);
+  });
+});
+
 describe('ai-sdk checker self-test', () => {
   test.each([
     ['a call without a result before the next user message', [user('u'), calls(call('c1')), user('again')], 'call-unanswered', 1],
