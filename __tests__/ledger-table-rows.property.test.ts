@@ -52,10 +52,38 @@ const recordArb = fc.record({
   missing: fc.subarray([...FIELDS], { maxLength: 2 }),
 });
 
+/** The values of an items line, in order: `key=value`, `key="a b"` or a bare value. */
+function itemValues(line: string): string[] | undefined {
+  const head = /^- \[[^\]]*\] (.*)$/.exec(line);
+  if (!head || /^[^\s:=]+(?:\|[^\s:=]+)+: /.test(head[1])) return undefined;
+  const out: string[] = [];
+  const body = head[1];
+  let i = 0;
+  while (i < body.length) {
+    if (body[i] === ' ') { i++; continue; }
+    let j = i;
+    while (j < body.length && body[j] !== '=' && body[j] !== ' ' && body[j] !== '"') j++;
+    if (body[j] === '=') i = j + 1;
+    if (body[i] === '"') {
+      let k = i + 1;
+      while (body[k] !== '"') k += body[k] === '\\' ? 2 : 1;
+      out.push(JSON.parse(body.slice(i, k + 1)) as string);
+      i = k + 1;
+    } else {
+      let k = i;
+      while (k < body.length && body[k] !== ' ') k++;
+      out.push(body.slice(i, k));
+      i = k;
+    }
+  }
+  return out;
+}
+
 describe('ledger tables keep each record on its row', () => {
-  test('every row of a listing holds values of one record only', () => {
+  test('every row of a listing holds values of one record only; written as items, a record\'s values stand together', () => {
     let tables = 0;
-    fc.assert(fc.property(fc.array(recordArb, { minLength: 3, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 4 }), (drawn, echoed) => {
+    let items = 0;
+    fc.assert(fc.property(fc.array(recordArb, { minLength: 3, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 5 }), (drawn, echoed) => {
       const records = drawn.map((r, k) => {
         const full: Record<string, string> = { ref_id: `R-${r.ref}${k}`, created: `2024-0${1 + (r.day % 9)}-${String(r.day).padStart(2, '0')}`, amount: `${r.amount}.${k % 10}5 CAD`, card_last4: `${r.last4}` };
         for (const m of r.missing) delete full[m];
@@ -63,11 +91,23 @@ describe('ledger tables keep each record on its row', () => {
       });
       // An earlier message states some of the listing's values already (a date, an amount...).
       const earlier = echoed.map((e) => Object.values(records[e % records.length])[e % 3]).filter((v): v is string => v !== undefined);
-      const entries = [call('c0', 'lookup', { q: 'x' }), result('c0', 'lookup', { notes: earlier.map((v, i) => ({ [`${FIELDS[i % 4]}`]: v })) }), call('c1', 'list_payments', { page: 1 }), result('c1', 'list_payments', { payments: records })];
+      // Stated in a tool's fields (the fact stays there) or in the user's words (named by its shape
+      // only: the listing's field names it better, and the fact moves to the listing's line).
+      const said: TranscriptEntry = { role: 'user', text: `Earlier I saw ${earlier.slice(0, 2).join(' and ')} somewhere.`, calls: [], results: [] };
+      const entries = [said, call('c0', 'lookup', { q: 'x' }), result('c0', 'lookup', { notes: earlier.slice(2).map((v, i) => ({ [`${FIELDS[i % 4]}`]: v })) }), call('c1', 'list_payments', { page: 1 }), result('c1', 'list_payments', { payments: records })];
       const block = renderLedger(extendLedger(emptyLedger(), entries), 100_000, count);
       for (const line of block.split('\n')) {
+        if (!line.includes('list_payments')) continue;
+        const values = itemValues(line);
+        if (values) {
+          // Written as items: each record's values side by side.
+          items++;
+          const owner = values.map((v) => records.findIndex((r) => Object.values(r).includes(v)));
+          const runs = owner.filter((o, k) => o >= 0 && owner.indexOf(o) !== k && owner[k - 1] !== o);
+          expect({ values, split: runs }).toEqual({ values, split: [] });
+        }
         const table = rowsOf(line);
-        if (!table || !line.includes('list_payments')) continue;
+        if (!table) continue;
         tables++;
         for (const row of table.rows) {
           const values = row.filter((c) => c !== '');
@@ -79,5 +119,6 @@ describe('ledger tables keep each record on its row', () => {
       expect(renderLedger(parseLedger(block), 100_000, count)).toBe(block);
     }), propertyParams());
     expect(tables).toBeGreaterThan(0);
+    expect(items).toBeGreaterThan(0);
   });
 });

@@ -581,11 +581,27 @@ function groupStats(facts: readonly LedgerFact[], members: readonly number[]): {
   return { references, lastSeen };
 }
 
+/** The facts with each record's together, records in the order they first occur (a fact without a record stands alone). */
+function byRecord(facts: readonly LedgerFact[]): readonly LedgerFact[] {
+  if (!facts.some((f) => f.record !== undefined)) return facts;
+  const records = new Map<string | number, LedgerFact[]>();
+  facts.forEach((f, i) => {
+    const id = f.record ?? i;
+    const members = records.get(id);
+    if (members) members.push(f);
+    else records.set(id, [f]);
+  });
+  return [...records.values()].flat();
+}
+
 /**
  * The facts of one group as its line writes them: `key=value` items, or a table (`writeTable`)
  * when their keys repeat, each record fits one row, and the table takes fewer tokens.
  */
-function groupBody(facts: readonly LedgerFact[], countText: TextCounter): string {
+function groupBody(given: readonly LedgerFact[], countText: TextCounter): string {
+  // A record's facts side by side (one that came from an earlier mention sorts first otherwise):
+  // items, as rows, never suggest that one record's value belongs to another.
+  const facts = byRecord(given);
   const items = facts.map((f) => factItem(f)).join(' ');
   const cells: LineItem[] = facts.map((f) => ({ key: columnKey(f), value: f.value, ...(f.record === undefined ? {} : { record: f.record }) }));
   if (!fitsTable(cells)) return items;
