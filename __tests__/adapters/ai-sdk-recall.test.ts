@@ -91,6 +91,13 @@ async function foldedMiddleware(messages: Msg[], rounds?: number) {
   return mw;
 }
 
+/** The tool choice the SDK sends by default (ai 6: none given; ai 7: `{ type: 'auto' }`), checked to be no `none`. */
+function sdkDefault(calls: readonly { toolChoice?: unknown }[]): unknown {
+  const first = calls[0].toolChoice;
+  expect([undefined, { type: 'auto' }]).toContainEqual(first);
+  return first;
+}
+
 const ask = (messages: Msg[]): Msg[] => [...messages, { role: 'user', content: 'Where are the settings?' }];
 const recallCall = (id: string, input: unknown) => toolCallsResult([{ id, name: 'ctxfold_recall', input }], 100);
 
@@ -162,7 +169,7 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     const { model, calls } = scriptedModel(recallCall('r1', { query: 'nothing-matches' }), recallCall('r2', { ids: ['#2'] }), textResult('The key is LX-5520.', 100));
     const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
 
-    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, undefined, { type: 'none' }]);
+    expect(calls.map((c) => c.toolChoice)).toEqual([sdkDefault(calls), sdkDefault(calls), { type: 'none' }]);
     // The final call answers the recall call it follows, its tools still listed.
     expect(JSON.stringify(calls[2].prompt)).toContain('/etc/lantern/app.toml');
     expect(calls[2].tools?.map((t) => t.name)).toEqual(['ctxfold_recall']);
@@ -176,7 +183,7 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     const refusal = Object.assign(new Error('tool_choice none is not supported'), { statusCode: 400 });
     const { model, calls } = scriptedModel(recallCall('r1', { ids: ['#2'] }), refusal);
     const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } }, maxRetries: 0 });
-    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, { type: 'none' }]);
+    expect(calls.map((c) => c.toolChoice)).toEqual([sdkDefault(calls), { type: 'none' }]);
     expect(result.toolCalls).toEqual([]);
     expect(result.finishReason).toBe('stop');
     expect(result.usage.inputTokens).toBe(100);
@@ -191,7 +198,7 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     const { model, calls } = scriptedModel(recallCall('r1', { query: 'LX-5520' }), recallCall('r2', { ids: ['#2'] }));
     const result = await sdk.generateText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
 
-    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, { type: 'none' }]);
+    expect(calls.map((c) => c.toolChoice)).toEqual([sdkDefault(calls), { type: 'none' }]);
     expect(result.toolCalls).toEqual([]);
     expect(result.finishReason).toBe('stop');
     expect(result.response.messages.some((m: unknown) => JSON.stringify(m).includes('ctxfold_recall'))).toBe(false);
@@ -204,7 +211,7 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } } });
     expect(await result.text).toBe('The key is LX-5520.');
     expect(await result.toolCalls).toEqual([]);
-    expect(calls.map((c) => c.toolChoice)).toEqual([undefined, { type: 'none' }]);
+    expect(calls.map((c) => c.toolChoice)).toEqual([sdkDefault(calls), { type: 'none' }]);
     expect(JSON.stringify(calls[1].prompt)).toContain('/etc/lantern/app.toml');
     expect(providerPromptProblems(calls[1].prompt)).toEqual([]);
   });
