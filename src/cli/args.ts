@@ -275,7 +275,7 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'recall', commands: ['serve'], fallback: 'off',
-    summary: 'keep the original messages each summary replaces and, on chat/completions, responses and messages (streamed or not), offer the ctxfold_recall tool and answer its calls (every --store keeps them: memory, SQLite or Redis)',
+    summary: 'keep the original messages each summary replaces and, on chat/completions, responses and messages (streamed or not), offer the ctxfold_recall tool and answer its calls: at most 3 rounds per request, then once more with tool_choice none if the model still only recalls (every --store keeps them: memory, SQLite or Redis)',
     apply: (o) => { o.recall = true; },
   },
   {
