@@ -273,6 +273,11 @@ describe('repair in Gemini\'s shape', () => {
       expect(checkGemini(messages)).toEqual([]);
       expect(validate(messages)).toEqual([]);
     }
+    // A response whose id matches but whose name does not is not moved (Gemini pairs on both): the old rule, and nothing reported as moved.
+    const misnamed = [user('go'), calls(fc('f', 'a')), user('wait'), responses(fr('g', 'a', data))];
+    const renamed = repairHistory(misnamed, { format: 'gemini' });
+    expect(renamed.actions.map((a) => a.action).sort()).toEqual(['added-result', 'removed-orphan', 'reported']);
+    expect(checkGemini(renamed.messages)).toEqual([]);
     // Without ids nothing says which call a response answers across the user's text: a synthetic error, the response removed.
     const idless = [user('go'), calls(fc('f')), user('wait'), responses(fr('f', undefined, data))];
     const fixed = repairHistory(idless, { format: 'gemini' });

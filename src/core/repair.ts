@@ -15,9 +15,10 @@ export interface RepairAction {
 export const MISSING_RESULT_TEXT = 'Error: this tool call produced no result (the result was missing from the history).';
 
 /** The one call of `open` that `result` can only be meant for, or -1 when none or more than one fit. */
-function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonly number[], inRun: boolean): number {
+function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonly number[], inRun: boolean, namesMustMatch = false): number {
   let fits: number[];
-  if (result.id !== undefined) fits = open.filter((k) => calls[k].id === result.id);
+  // Where the provider pairs on names too (Gemini), a result is moved only to a call of its name.
+  if (result.id !== undefined) fits = open.filter((k) => calls[k].id === result.id && (inRun || !namesMustMatch || result.name === undefined || calls[k].name === result.name));
   else if (result.idHint !== undefined) fits = open.filter((k) => calls[k].id === result.idHint);
   else if (!inRun) fits = []; // a result is moved only on its id, never on a name or on position
   else if (result.name !== undefined) fits = open.filter((k) => calls[k].name === result.name);
@@ -126,7 +127,7 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
       let turn: CallTurn | undefined;
       for (let t = structure.turns.length - 1; t >= 0 && !turn; t--) if (structure.turns[t].runEnd <= p.index) turn = structure.turns[t];
       if (!turn || !between(turn.runEnd, p.index, (i) => bystander(i, acrossUser))) continue;
-      const ks = held.results.map((r) => (r.id === undefined ? -1 : onlyCallFor(r, turn.calls, open[turn.ordinal], false)));
+      const ks = held.results.map((r) => (r.id === undefined ? -1 : onlyCallFor(r, turn.calls, open[turn.ordinal], false, lens.namesMustMatch)));
       if (ks.some((k) => k < 0) || new Set(ks).size !== ks.length) continue;
       for (const k of ks) take(turn.ordinal, k);
       movedFrom.add(p.index);
@@ -150,13 +151,13 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     let before: CallTurn | undefined;
     for (let t = structure.turns.length - 1; t >= 0 && !before; t--) if (structure.turns[t].runEnd <= p.index) before = structure.turns[t];
     if (before && between(before.runEnd, p.index, (i) => bystander(i, acrossUser))) {
-      k = onlyCallFor(p.result, before.calls, open[before.ordinal], false);
+      k = onlyCallFor(p.result, before.calls, open[before.ordinal], false, lens.namesMustMatch);
       if (k >= 0) target = { turn: before, at: before.runEnd };
     }
     // Right before its call, with only other results in between.
     const after = structure.turns.find((t) => t.opener > p.index);
     if (!target && after && between(p.index + 1, after.opener, (i) => read(messages[i]).results.length > 0 && read(messages[i]).calls.length === 0)) {
-      k = onlyCallFor(p.result, after.calls, open[after.ordinal], false);
+      k = onlyCallFor(p.result, after.calls, open[after.ordinal], false, lens.namesMustMatch);
       if (k >= 0) target = { turn: after, at: after.openersEnd };
     }
     if (!target) continue;
