@@ -54,13 +54,15 @@ function scriptedModel(...script: Result[]) {
 }
 
 /** A model streaming from a script (each call the next list of parts; a text when it runs out), keeping every call's options. */
-function streamingModel(script: unknown[][]) {
+function streamingModel(script: (unknown[] | Error)[]) {
   const calls: { prompt: unknown[]; tools?: { name: string }[]; toolChoice?: unknown }[] = [];
   const model = new sdk.MockModel({
     modelId: 'gpt-4o',
     doStream: async (options: { prompt: unknown; tools?: unknown; toolChoice?: unknown }) => {
       calls.push({ prompt: structuredClone(options.prompt) as unknown[], tools: options.tools as { name: string }[] | undefined, toolChoice: options.toolChoice });
-      return { stream: sdk.simulateReadableStream({ chunks: script.shift() ?? textStreamParts(`ok ${calls.length}`, 100) }) };
+      const next = script.shift() ?? textStreamParts(`ok ${calls.length}`, 100);
+      if (next instanceof Error) throw next;
+      return { stream: sdk.simulateReadableStream({ chunks: next }) };
     },
   });
   return { model, calls };
@@ -214,6 +216,19 @@ describe.each(SDKS)('ctxfoldMiddleware answers recall calls of generateText, %s'
     expect(calls.map((c) => c.toolChoice)).toEqual([sdkDefault(calls), { type: 'none' }]);
     expect(JSON.stringify(calls[1].prompt)).toContain('/etc/lantern/app.toml');
     expect(providerPromptProblems(calls[1].prompt)).toEqual([]);
+  });
+
+  test('streamText past the rounds: a final call the provider refuses (statusCode 400) falls back to the round before it, without its recall call', async () => {
+    const messages = history(24);
+    const mw = await foldedMiddleware(messages, 0);
+    const refusal = Object.assign(new Error('tool_choice none is not supported'), { statusCode: 400 });
+    const { model, calls } = streamingModel([recallStreamParts('r1', { ids: ['#2'] }), refusal]);
+    const result = sdk.streamText({ model: sdk.wrapLanguageModel({ model, middleware: mw }), system, messages: ask(messages) as never, providerOptions: { ctxfold: { chatId: 'a' } }, maxRetries: 0 });
+    expect(await result.text).toBe('');
+    expect(await result.toolCalls).toEqual([]);
+    expect(await result.finishReason).toBe('stop');
+    expect(calls.map((c) => c.toolChoice)).toEqual([sdkDefault(calls), { type: 'none' }]);
+    expect((await result.usage).inputTokens).toBe(100);
   });
 
   test('streamText: a stream opening with a recall call is answered, and the application gets the next round as one stream', async () => {
