@@ -36,6 +36,32 @@ const answer = (text: string) => () => new AIMessage(text);
 const ids = (messages: readonly BaseMessage[]) => messages.map((m) => m.id);
 const isSummary = (m: BaseMessage) => typeof m.content === 'string' && m.content.startsWith('[Summary of');
 
+/** `turns` question/answer pairs (about 70 tokens each), ids `q<n>` / `a<n>`; the first answer is `first` when given. */
+function chatWith(first?: string, turns = 24): BaseMessage[] {
+  const history: BaseMessage[] = [];
+  for (let t = 0; t < turns; t++) {
+    history.push(new HumanMessage({ content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
+    history.push(new AIMessage({ content: t === 0 && first !== undefined ? first : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
+  }
+  return history;
+}
+
+/**
+ * An agent with the middleware (recall `rounds`) over `chatWith(first)`: one turn, its summary
+ * awaited, then the question; `script` answers each model call in turn. The model, the second
+ * turn's state, and how many bindings the first turn made.
+ */
+async function recallTurns(thread: string, rounds: number, first: string | undefined, script: (() => AIMessage)[]) {
+  const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: { rounds }, counter });
+  const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
+  const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });
+  const once = await agent.invoke({ messages: chatWith(first) }, { configurable: { thread_id: thread } });
+  await mw.compressor.drain();
+  const binds = model.bindOptions.length;
+  const result = await agent.invoke({ messages: [...once.messages, new HumanMessage({ content: 'Where are the settings?', id: 'next-q' })] }, { configurable: { thread_id: thread } });
+  return { model, result, binds };
+}
+
 describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
   test('the state keeps every message as the same object; the model gets a valid, smaller view made of them', async () => {
     const { systemPrompt, history } = langchainHistory(120, 1);
@@ -89,11 +115,7 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
 
   test('with recall on, the model gets the recall tool and its recall calls are answered in the middleware: the state never holds them', async () => {
     const FACT = 'Noted: the deploy script reads its settings from /etc/lantern/app.toml, key LX-5520.';
-    const history: BaseMessage[] = [];
-    for (let t = 0; t < 24; t++) {
-      history.push(new HumanMessage({ content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
-      history.push(new AIMessage({ content: t === 0 ? FACT : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
-    }
+    const history = chatWith(FACT);
     const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: true, counter });
     const script = [answer('first'), () => callsTools([['ctxfold_recall', { query: 'LX-5520' }, 'r1']]), answer('The key is LX-5520.')];
     const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
@@ -120,19 +142,8 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
   });
 
   test('with recall on, past the rounds a reply that only recalls is answered once more and the model bound with tool_choice none', async () => {
-    const history: BaseMessage[] = [];
-    for (let t = 0; t < 24; t++) {
-      history.push(new HumanMessage({ content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
-      history.push(new AIMessage({ content: t === 0 ? 'Noted: the settings live in /etc/lantern/app.toml, key LX-5520.' : `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
-    }
-    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: { rounds: 1 }, counter });
     const script = [answer('first'), () => callsTools([['ctxfold_recall', { query: 'no-such-thing' }, 'r1']]), () => callsTools([['ctxfold_recall', { query: 'LX-5520' }, 'r2']]), answer('The key is LX-5520.')];
-    const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
-    const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });
-    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-final' } });
-    await mw.compressor.drain();
-    const binds = model.bindOptions.length;
-    const result = await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'Where are the settings?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-final' } });
+    const { model, result, binds } = await recallTurns('recall-final', 1, 'Noted: the settings live in /etc/lantern/app.toml, key LX-5520.', script);
 
     expect(model.received).toHaveLength(4);
     expect(model.bindOptions.slice(binds).map((o) => o.tool_choice)).toEqual([undefined, undefined, 'none']);
@@ -144,20 +155,9 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
   });
 
   test('with recall on, a final call the model refuses with an error status falls back to the answer before it, without its recall call', async () => {
-    const history: BaseMessage[] = [];
-    for (let t = 0; t < 24; t++) {
-      history.push(new HumanMessage({ content: `Question ${t} about module ${t % 7}. ${'Some filler words for the question. '.repeat(8)}`, id: `q${t}` }));
-      history.push(new AIMessage({ content: `Answer ${t}. ${'Some filler words for the answer. '.repeat(8)}`, id: `a${t}` }));
-    }
-    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: { rounds: 0 }, counter });
     const refusal = Object.assign(new Error('tool_choice none is not supported'), { status: 400 });
     const script = [answer('first'), () => callsTools([['ctxfold_recall', { ids: ['#2'] }, 'r1']], 'Let me look.'), () => { throw refusal; }];
-    const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
-    const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });
-    const first = await agent.invoke({ messages: history }, { configurable: { thread_id: 'recall-refused' } });
-    await mw.compressor.drain();
-    const binds = model.bindOptions.length;
-    const result = await agent.invoke({ messages: [...first.messages, new HumanMessage({ content: 'Where?', id: 'next-q' })] }, { configurable: { thread_id: 'recall-refused' } });
+    const { model, result, binds } = await recallTurns('recall-refused', 0, undefined, script);
     expect(model.bindOptions.slice(binds).map((o) => o.tool_choice)).toEqual([undefined, 'none']);
     expect(String(result.messages.at(-1)!.content)).toBe('Let me look.');
     expect(JSON.stringify(result.messages)).not.toContain('ctxfold_recall');

@@ -135,21 +135,25 @@ describe('the proxy answers ctxfold_recall calls on /v1/messages', () => {
     expect(JSON.stringify((bed.model.bodies[before + 1].messages as Body[]).at(-1))).toContain('nightly build keeps its cache');
   });
 
+  /** A summarized chat asked once (streamed or not): three recall rounds, a fourth recall, then `final`; the answer as the client reads it and the upstream bodies. */
+  async function pastTheRounds(chat: string, stream: boolean, final: Parameters<typeof bed.model.enqueue>[0], extra: Body = {}) {
+    const h = await summarized(chat);
+    const before = bed.model.bodies.length;
+    const again = recallCall({ ids: ['#2'] });
+    bed.model.enqueue(again, again, again, recallCall({ query: 'ZK-9031' }), final);
+    const { status, text } = await send(chat, { ...ask(h), ...extra, ...(stream ? { stream: true } : {}) });
+    expect(status).toBe(200);
+    const message = stream ? accumulate(events(text)).message : JSON.parse(text) as Body;
+    return { text, message, sent: bed.model.bodies.slice(before) };
+  }
+
   test('past the rounds (3), a reply that only recalls is answered once more and the upstream asked with tool_choice {type: none}, whole and streamed', async () => {
     for (const stream of [false, true]) {
-      const chat = `m-final-${stream}`;
-      const h = await summarized(chat);
-      const before = bed.model.bodies.length;
-      const again = recallCall({ ids: ['#2'] });
-      bed.model.enqueue(again, again, again, recallCall({ query: 'ZK-9031' }), { text: 'The token is ZK-9031.' });
-      const { status, text } = await send(chat, { ...ask(h), tool_choice: { type: 'auto' }, ...(stream ? { stream: true } : {}) });
-      expect(status).toBe(200);
-      const sent = bed.model.bodies.slice(before);
+      const { message, sent } = await pastTheRounds(`m-final-${stream}`, stream, { text: 'The token is ZK-9031.' }, { tool_choice: { type: 'auto' } });
       expect(sent.map((b) => b.tool_choice)).toEqual([{ type: 'auto' }, { type: 'auto' }, { type: 'auto' }, { type: 'auto' }, { type: 'none' }]);
       // The final request answers the call it follows, and is valid.
       expect(JSON.stringify((sent[4].messages as Body[]).at(-1))).toContain('nightly build keeps its cache');
       expect(validateMessages(sent[4].messages as unknown[], 'anthropic')).toEqual([]);
-      const message = stream ? accumulate(events(text)).message : JSON.parse(text) as Body;
       expect(message.content).toEqual([{ type: 'text', text: 'The token is ZK-9031.' }]);
       expect(message.stop_reason).toBe('end_turn');
     }
@@ -157,17 +161,10 @@ describe('the proxy answers ctxfold_recall calls on /v1/messages', () => {
 
   test('a final call the upstream refuses (400) is not relayed: the answer before it goes out without its recall block, whole and streamed', async () => {
     for (const stream of [false, true]) {
-      const chat = `m-refused-${stream}`;
-      const h = await summarized(chat);
-      const before = bed.model.bodies.length;
-      const again = recallCall({ ids: ['#2'] });
-      bed.model.enqueue(again, again, again, recallCall({ query: 'ZK-9031' }), { fail: 400 });
-      const { status, text } = await send(chat, { ...ask(h), ...(stream ? { stream: true } : {}) });
-      expect(status).toBe(200);
-      expect(bed.model.bodies.slice(before).map((b) => b.tool_choice)).toEqual([undefined, undefined, undefined, undefined, { type: 'none' }]);
+      const { text, message, sent } = await pastTheRounds(`m-refused-${stream}`, stream, { fail: 400 });
+      expect(sent.map((b) => b.tool_choice)).toEqual([undefined, undefined, undefined, undefined, { type: 'none' }]);
       expect(text).not.toContain('scripted failure');
       expect(text).not.toContain('ctxfold_recall');
-      const message = stream ? accumulate(events(text)).message : JSON.parse(text) as Body;
       expect(message.content).toEqual([]);
       expect(message.stop_reason).toBe('end_turn');
     }

@@ -42,21 +42,30 @@ export function fitsTable(items: readonly LineItem[]): boolean {
 }
 
 /**
- * The items as a table (the line's text after its header), one row per record; undefined when a
- * record holds a key twice (two values for one cell: the items are written as such then). The
- * caller checks `fitsTable` first.
+ * The items grouped by record, records in the order they first occur, each record's items in
+ * their order; an item without a record is a record of its own.
  */
-export function writeTable(items: readonly LineItem[]): string | undefined {
-  const records = new Map<string | number, LineItem[]>();
+export function byRecords<T extends { readonly record?: string }>(items: readonly T[]): T[][] {
+  const records = new Map<string | number, T[]>();
   items.forEach((item, i) => {
     const id = item.record ?? i;
     const members = records.get(id);
     if (members) members.push(item);
     else records.set(id, [item]);
   });
+  return [...records.values()];
+}
+
+/**
+ * The items as a table (the line's text after its header), one row per record; undefined when a
+ * record holds a key twice (two values for one cell: the items are written as such then). The
+ * caller checks `fitsTable` first.
+ */
+export function writeTable(items: readonly LineItem[]): string | undefined {
+  const records = byRecords(items);
   const columns: string[] = [];
   const column = new Map<string, number>();
-  for (const members of records.values()) {
+  for (const members of records) {
     for (const { key } of members) {
       if (!column.has(key)) {
         column.set(key, columns.length);
@@ -65,7 +74,7 @@ export function writeTable(items: readonly LineItem[]): string | undefined {
     }
   }
   const rows: string[] = [];
-  for (const members of records.values()) {
+  for (const members of records) {
     const row: (string | undefined)[] = columns.map(() => undefined);
     for (const { key, value } of members) {
       const at = column.get(key)!;

@@ -1,7 +1,7 @@
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { factsFromContent, factsFromText, isDistinctive, type Fact } from './facts.js';
-import { cellValue, fitsTable, readJsonString, readTable, writeTable, type LineItem } from './ledger-table.js';
+import { byRecords, cellValue, fitsTable, readJsonString, readTable, writeTable, type LineItem } from './ledger-table.js';
 
 /**
  * The fact ledger: every identifier, code, path, URL, email, date and amount the summarized
@@ -581,19 +581,6 @@ function groupStats(facts: readonly LedgerFact[], members: readonly number[]): {
   return { references, lastSeen };
 }
 
-/** The facts with each record's together, records in the order they first occur (a fact without a record stands alone). */
-function byRecord(facts: readonly LedgerFact[]): readonly LedgerFact[] {
-  if (!facts.some((f) => f.record !== undefined)) return facts;
-  const records = new Map<string | number, LedgerFact[]>();
-  facts.forEach((f, i) => {
-    const id = f.record ?? i;
-    const members = records.get(id);
-    if (members) members.push(f);
-    else records.set(id, [f]);
-  });
-  return [...records.values()].flat();
-}
-
 /**
  * The facts of one group as its line writes them: `key=value` items, or a table (`writeTable`)
  * when their keys repeat, each record fits one row, and the table takes fewer tokens.
@@ -601,7 +588,7 @@ function byRecord(facts: readonly LedgerFact[]): readonly LedgerFact[] {
 function groupBody(given: readonly LedgerFact[], countText: TextCounter): string {
   // A record's facts side by side (one that came from an earlier mention sorts first otherwise):
   // items, as rows, never suggest that one record's value belongs to another.
-  const facts = byRecord(given);
+  const facts = given.some((f) => f.record !== undefined) ? byRecords(given).flat() : given;
   const items = facts.map((f) => factItem(f)).join(' ');
   const cells: LineItem[] = facts.map((f) => ({ key: columnKey(f), value: f.value, ...(f.record === undefined ? {} : { record: f.record }) }));
   if (!fitsTable(cells)) return items;
