@@ -290,7 +290,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const at = (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
         ?? (fact.kind !== undefined ? restated(fact) : undefined);
       if (at === undefined) {
-        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, ...(found.record === undefined ? {} : { record: found.record }) };
+        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, record: found.record };
         remember(added, facts.length);
         touched.add(facts.length);
         facts.push(added);
@@ -309,17 +309,18 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       if (!asked) askedOnly[at] = false;
       if (better) callSourced[at] = asked;
       // A fact that takes this source takes its record too (the one it had belongs to its old source).
-      const { record: _old, ...kept } = old;
       const record = better ? found.record : old.record;
-      facts[at] = {
-        ...kept,
-        ...(record === undefined ? {} : { record }),
+      const updated: LedgerFact = {
         key: better ? key : old.key,
-        keyStrength: better ? strength : old.keyStrength,
+        value: old.value,
         source: better ? source : old.source,
+        firstSeen: old.firstSeen,
         lastSeen: Math.max(old.lastSeen, ordinal),
         references: old.references + (again ? 1 : 0),
+        keyStrength: better ? strength : old.keyStrength,
+        record,
       };
+      facts[at] = updated;
       if (better) remember(facts[at], at);
     };
     for (const call of entry.calls) if (call.id && call.name) callNames.set(call.id, call.name);
@@ -775,7 +776,7 @@ export function parseLedger(summaryText: string): Ledger {
     if (group) {
       ({ source, references, lastSeen } = group);
       for (const { key, value, record } of group.items) {
-        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key), ...(record === undefined ? {} : { record }) });
+        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key), record });
       }
       continue;
     }
