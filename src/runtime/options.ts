@@ -191,7 +191,12 @@ export interface CompressOptions {
    * the model's real window, where a view over it is refused anyway.
    */
   keepLastYields?: boolean;
-  /** Hard limit for the view, in tokens. No limit when absent. */
+  /**
+   * Limit for the view, in tokens (no limit when absent): everything but the head, system messages
+   * and kept tail yields to it; when those alone are over it (their bulky results cleared first with
+   * `toolOutputTrim`, all but the newest), the view is sent over it and reported `overBudget`,
+   * unless `keepLastYields` lets the kept tail give way.
+   */
   maxContextTokens?: number;
   /**
    * When the view with the current summary, before any trimming, reaches this many tokens, the
