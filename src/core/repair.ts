@@ -115,6 +115,19 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
   };
   const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
   const acrossUser = !lens.resultsInUserTurn;
+  /** The last call turn whose run ends at or before message `index`, when only messages a result may cross lie between. */
+  const turnBehind = (index: number): CallTurn | undefined => {
+    let turn: CallTurn | undefined;
+    for (let t = structure.turns.length - 1; t >= 0 && !turn; t--) if (structure.turns[t].runEnd <= index) turn = structure.turns[t];
+    return turn && between(turn.runEnd, index, (i) => bystander(i, acrossUser)) ? turn : undefined;
+  };
+  /** Message `index` leaves its place and is written before message `at`. */
+  const moveBefore = (at: number, index: number) => {
+    movedFrom.add(index);
+    const list = insertBefore.get(at);
+    if (list) list.push(index);
+    else insertBefore.set(at, [index]);
+  };
   if (lens.joinResults) joinAcrossUser(messages, lens, structure, open, { take, replaced, movedFrom, actions, bystander: (i) => bystander(i, true) });
   for (const p of structure.results) {
     if (movedFrom.has(p.index)) continue;
@@ -124,14 +137,12 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
       // its call turn across messages with no call and no result, when each of its results answers
       // a different call that turn left open, on its id.
       if (p.slot !== 0 || p.pairing !== 'outside' || held.calls.length > 0) continue;
-      let turn: CallTurn | undefined;
-      for (let t = structure.turns.length - 1; t >= 0 && !turn; t--) if (structure.turns[t].runEnd <= p.index) turn = structure.turns[t];
-      if (!turn || !between(turn.runEnd, p.index, (i) => bystander(i, acrossUser))) continue;
+      const turn = turnBehind(p.index);
+      if (!turn) continue;
       const ks = held.results.map((r) => (r.id === undefined ? -1 : onlyCallFor(r, turn.calls, open[turn.ordinal], false, lens.namesMustMatch)));
       if (ks.some((k) => k < 0) || new Set(ks).size !== ks.length) continue;
       for (const k of ks) take(turn.ordinal, k);
-      movedFrom.add(p.index);
-      insertBefore.set(turn.runEnd, [...(insertBefore.get(turn.runEnd) ?? []), p.index]);
+      moveBefore(turn.runEnd, p.index);
       actions.push({ action: 'moved-result', index: p.index, id: held.results[0].id, detail: `tool results ${held.results.map(idText).join(', ')} moved from messages[${p.index}] to follow their calls in messages[${turn.opener}]` });
       continue;
     }
@@ -148,9 +159,8 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     // After its call, separated only by messages with no call and no result.
     let target: { turn: CallTurn; at: number } | undefined;
     let k = -1;
-    let before: CallTurn | undefined;
-    for (let t = structure.turns.length - 1; t >= 0 && !before; t--) if (structure.turns[t].runEnd <= p.index) before = structure.turns[t];
-    if (before && between(before.runEnd, p.index, (i) => bystander(i, acrossUser))) {
+    const before = turnBehind(p.index);
+    if (before) {
       k = onlyCallFor(p.result, before.calls, open[before.ordinal], false, lens.namesMustMatch);
       if (k >= 0) target = { turn: before, at: before.runEnd };
     }
@@ -163,10 +173,7 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     if (!target) continue;
     const call = target.turn.calls[k];
     take(target.turn.ordinal, k);
-    movedFrom.add(p.index);
-    const list = insertBefore.get(target.at) ?? [];
-    list.push(p.index);
-    insertBefore.set(target.at, list);
+    moveBefore(target.at, p.index);
     if (p.result.id !== call.id) replaced.set(p.index, lens.rekeyResult(messages[p.index], p.slot, call));
     actions.push({ action: 'moved-result', index: p.index, id: call.id, detail: `tool result ${idText(p.result)} moved from messages[${p.index}] to follow its call in messages[${target.turn.opener}]` });
   }

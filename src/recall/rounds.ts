@@ -79,8 +79,9 @@ export interface RecallOutcome<R> {
  * gets an answer rather than an empty reply; a final reply that recalls anyway is `pending`. So
  * `ask` is called at most `rounds + 1` times. The final call is best effort: when it fails with an
  * error status (thrown, or a `refused` reply: a server that does not take `tool_choice` none), the
- * reply before it is returned, `pending`, with its own report and usage, as if it had not been made. With `usage`, the outcome's `earlierUsage` adds up
- * the replies before the last (each call is billed). Endpoint-neutral: the adapter, the proxy and `wrap` use it.
+ * reply before it is returned, `pending`, with its own report and usage, as if it had not been
+ * made. With `usage`, the outcome's `earlierUsage` adds up the replies before the last (each call
+ * is billed). Endpoint-neutral: the adapter, the proxy and `wrap` use it.
  */
 export async function answerRecallRounds<R>(first: R, report: Report, round: RecallRounds<R>): Promise<RecallOutcome<R>> {
   const recall = round.compressor.recall;
@@ -118,19 +119,14 @@ export async function answerRecallRounds<R>(first: R, report: Report, round: Rec
     const before = { reply, report: last, earlierUsage };
     last = view.report;
     earlierUsage = totalUsage(earlierUsage, round.usage?.(reply));
-    const request = { messages: view.messages, ...(view.tools ? { tools: view.tools } : {}), ...(final ? { final: true } : {}) };
-    if (!final) {
-      reply = await round.ask(request, earlierUsage);
-      continue;
-    }
     let answer: R;
     try {
-      answer = await round.ask(request, earlierUsage);
+      answer = await round.ask({ messages: view.messages, ...(view.tools ? { tools: view.tools } : {}), ...(final ? { final: true } : {}) }, earlierUsage);
     } catch (error) {
-      if (!hasErrorStatus(error)) throw error;
+      if (!final || !hasErrorStatus(error)) throw error;
       return { ...before, rounds: answered, pending: true };
     }
-    if (round.refused?.(answer)) return { ...before, rounds: answered, pending: true };
+    if (final && round.refused?.(answer)) return { ...before, rounds: answered, pending: true };
     reply = answer;
   }
 }

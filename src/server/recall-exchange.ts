@@ -112,14 +112,14 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
   let latest: WholeReply | undefined;
   /** The usage of every answer before `latest`, added up (the client is shown the whole). */
   let earlier: Fields | undefined;
-  /** Each answer's `earlier` (the final call may fall back to the answer before it). */
-  const earlierOf = new Map<WholeReply, Fields | undefined>();
+  /** `earlier` as it was for the answer before `latest` (a refused final call falls back to that answer). */
+  let earlierBefore: Fields | undefined;
   let rounds = 0;
   let report = exchange.report;
   const send = async (body: Uint8Array | undefined, contentType: string | undefined): Promise<WholeReply> => {
+    earlierBefore = earlier;
     earlier = totalUsage(earlier, usageOf(latest?.json));
     latest = await readWhole(await callRound(req, call, body, contentType, calls));
-    earlierOf.set(latest, earlier);
     return latest;
   };
   let reply: WholeReply;
@@ -135,7 +135,7 @@ export async function forwardAnsweringRecall(req: IncomingMessage, res: ServerRe
     pending = out.pending;
     if (reply !== latest) {
       // The final call was refused: the answer before it goes out, with the usage up to it.
-      earlier = earlierOf.get(reply);
+      earlier = earlierBefore;
       problem = `the final recall call (tool_choice none) was answered with status ${latest?.status}: sent the answer before it`;
     }
   } catch (error) {
