@@ -122,3 +122,44 @@ describe('ledger tables keep each record on its row', () => {
     expect(items).toBeGreaterThan(0);
   });
 });
+
+describe('a listing\'s record keeps the values it shares with other records', () => {
+  // Dates, amounts and short numbers that name nothing alone repeat across records by chance
+  // (two payments on one day). Each record keeps its own: a row never loses a value because
+  // another record, or an earlier result under another field, held the same one. And a listing
+  // restating such a value is not a mention of the earlier fact (its rank does not rise by chance).
+  const DAYS = ['2024-03-01', '2024-03-02', '2024-03-03'];
+  const AMOUNTS = ['12.50 CAD', '99 CAD', '7.25 CAD'];
+  const sharedArb = fc.record({
+    day: fc.nat({ max: 2 }),
+    amount: fc.nat({ max: 2 }),
+    last4: fc.constantFrom('1111', '2222'),
+    missing: fc.subarray(['created', 'amount', 'card_last4'], { maxLength: 1 }),
+  });
+
+  test('every record\'s row (or run of items) holds all of its values; earlier facts are not mentioned by the listing', () => {
+    fc.assert(fc.property(fc.array(sharedArb, { minLength: 2, maxLength: 10 }), fc.nat({ max: 2 }), (drawn, echo) => {
+      const records = drawn.map((r, k) => {
+        const full: Record<string, string> = { ref_id: `R-${5000 + k}`, created: DAYS[r.day], amount: AMOUNTS[r.amount], card_last4: r.last4 };
+        for (const m of r.missing) delete full[m];
+        return full;
+      });
+      const earlier = result('c0', 'lookup', { due: DAYS[echo], balance: AMOUNTS[echo] });
+      const entries = [call('c0', 'lookup', { q: 'x' }), earlier, call('c1', 'list_payments', { page: 1 }), result('c1', 'list_payments', { payments: records })];
+      const ledger = extendLedger(emptyLedger(), entries);
+      expect(ledger.facts.filter((f) => f.source === 'lookup @2').map((f) => [f.value, f.references])).toEqual([[DAYS[echo], 0], [AMOUNTS[echo], 0]]);
+      const block = renderLedger(ledger, 100_000, count);
+      const line = block.split('\n').find((l) => l.includes('list_payments @4'));
+      expect(line).toBeDefined();
+      const table = rowsOf(line!);
+      const groups = table
+        ? table.rows.map((row) => row.filter((c) => c !== ''))
+        : (itemValues(line!) ?? []).reduce<string[][]>((runs, v) => (v.startsWith('R-') ? [...runs, [v]] : (runs.length > 0 ? [...runs.slice(0, -1), [...runs[runs.length - 1], v]] : [[v]])), []);
+      for (const record of records) {
+        const group = groups.find((g) => g.includes(record.ref_id));
+        expect({ record, group: group && [...group].sort() }).toEqual({ record, group: Object.values(record).sort() });
+      }
+      expect(renderLedger(parseLedger(block), 100_000, count)).toBe(block);
+    }), propertyParams());
+  });
+});

@@ -160,6 +160,18 @@ export function isDistinctive(value: string): boolean {
   return DISTINCTIVE.some((p) => p.test(value));
 }
 
+/** A calendar date without a time of day: records share one by chance (two payments on one day). */
+const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * True when a value names one thing alone (an id, an email, a path, a date-time): wherever it
+ * occurs it is one fact. A bare date, an amount or a small number is not: it belongs to the field
+ * of the record that holds it.
+ */
+export function identifiesAlone(value: string): boolean {
+  return isDistinctive(value) && !BARE_DATE.test(value);
+}
+
 /** True for keys that name secrets (passwords, tokens, API keys): their values are never kept. */
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key) || SECRET_CAMEL_KEY.test(key);
@@ -424,13 +436,15 @@ function unitOf(record: Record<string, unknown>): string | undefined {
  * `voucher_6012358.amount: 250`, `total: 49.95 GBP`, `members: Ana Lopez`). Keeps strings
  * under id-like keys or that look like identifiers, the facts inside other strings, and numbers
  * under amount-like keys (with the unit their record gives); never a secret's value. Reads the
- * first elements of each array (`ARRAY_ITEMS_READ`).
+ * first elements of each array (`ARRAY_ITEMS_READ`). A field's value is given once; one that names
+ * nothing alone (`identifiesAlone`: a bare date, an amount), once per record.
  */
 export function factsFromJson(value: unknown, limit: number): Fact[] {
   const out: Fact[] = [];
   const seen = new Set<string>();
   const push = (fact: Fact) => {
-    const key = `${fact.label ?? ''}\u0000${fact.value}`;
+    // One fact per field and value; a value that names nothing alone, once per record too (each record keeps its own date).
+    const key = `${identifiesAlone(fact.value) ? '' : fact.record ?? ''}\u0000${fact.label ?? ''}\u0000${fact.value}`;
     if (out.length >= limit || fact.value === '' || seen.has(key)) return;
     seen.add(key);
     out.push(fact);

@@ -1,6 +1,6 @@
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
-import { factsFromContent, factsFromText, isDistinctive, type Fact } from './facts.js';
+import { factsFromContent, factsFromText, identifiesAlone, isDistinctive, type Fact } from './facts.js';
 import { byRecords, cellValue, fitsTable, readJsonString, readTable, writeTable, type LineItem } from './ledger-table.js';
 
 /**
@@ -123,6 +123,15 @@ export function factIdentity(key: string, value: string): string {
   return isDistinctive(value) ? `v:${value}` : `k:${key.toLowerCase()}\u0000${value}`;
 }
 
+/**
+ * The identity of a tool result's field value that names nothing alone (`identifiesAlone` false):
+ * its source, record, field and value, so another record, or another result, holding the same
+ * value under any field keeps its own fact.
+ */
+function ownIdentity(source: string, record: string | undefined, key: string, value: string): string {
+  return `o:${source}\u0000${record ?? ''}\u0000${key.toLowerCase()}\u0000${value}`;
+}
+
 /** Values worth looking for in later messages: not short numbers or words that occur by chance. */
 function isReferenceable(value: string): boolean {
   return value.length >= 4 && !/^\d{1,4}(?:\.\d+)?$/.test(value) && (isDistinctive(value) || /\d/.test(value) || value.length >= 6);
@@ -205,7 +214,9 @@ export function sourceOrdinal(source: string): number {
  * The ledger extended with `entries`, oldest first, numbered after the messages the ledger has
  * read. Facts come from user and assistant text, tool calls' arguments and tool results (the
  * last two read as data: a quantity there is a fact however round). A fact seen again
- * is one fact: its last mention and its count of mentions move, a better key (a field over a
+ * is one fact (a result's field value that names nothing alone, `identifiesAlone`, is one with
+ * its own record's field only: another record's same date is its own fact, and not a mention of
+ * this one): its last mention and its count of mentions move, a better key (a field over a
  * sentence over a shape) replaces a worse one, and with it the source. Known facts found again in
  * a later message by their value count as mentioned. System messages are skipped. Pure: returns
  * a new ledger. `checkpoint` runs between messages (abort checks).
@@ -271,6 +282,8 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
 
   const read = (entry: TranscriptEntry) => {
     const touched = new Set<number>();
+    // Values this message's results hold as their records' own facts: restating one is not a mention of another fact.
+    const stated = new Set<string>();
     // A number or amount in text that only restates a known value (`$112` for `prices.economy: 112`,
     // `5820417` for `card_5820417`) is a mention of that fact, not a new one.
     const restated = (fact: Fact): number | undefined => {
@@ -282,16 +295,25 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const at = facts.findIndex((f, i) => distinct[i] && f.value !== core && f.value.includes(core) && mentions(f.value.replace(/_/g, ' '), core));
       return at >= 0 ? at : undefined;
     };
-    const add = (found: Fact, source: string, asked = false) => {
+    const add = (found: Fact, source: string, asked = false, data = false) => {
       const fact = normalized(found);
       if (!fact.value) return;
       const { key, strength } = keyOf(fact);
+      // A result's field value that names nothing alone is that record's own fact: it is one with
+      // a fact of the same record and field, or takes over a fact only words or a call named so far
+      // (the first record to hold it); never one another record or result holds by chance.
+      const own = data && strength === 2 && !identifiesAlone(fact.value) ? ownIdentity(source, found.record, key, fact.value) : undefined;
+      if (own !== undefined) stated.add(fact.value);
       const identity = factIdentity(key, fact.value);
-      const at = (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
-        ?? (fact.kind !== undefined ? restated(fact) : undefined);
+      const claimable = (i: number | undefined) => (i !== undefined && (facts[i].keyStrength < 2 || askedOnly[i]) ? i : undefined);
+      const at = own !== undefined
+        ? index.get(own) ?? claimable(byValue.get(fact.value) ?? index.get(identity))
+        : (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
+          ?? (fact.kind !== undefined ? restated(fact) : undefined);
       if (at === undefined) {
         const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, record: found.record };
         remember(added, facts.length);
+        if (own !== undefined) index.set(own, facts.length);
         touched.add(facts.length);
         facts.push(added);
         lookFor.push(isReferenceable(fact.value));
@@ -322,6 +344,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       };
       facts[at] = updated;
       if (better) remember(facts[at], at);
+      if (own !== undefined) index.set(own, at);
     };
     for (const call of entry.calls) if (call.id && call.name) callNames.set(call.id, call.name);
     if (entry.text.trim()) {
@@ -336,14 +359,14 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     }
     for (const result of entry.results) {
       const source = sourceLabel(result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool', ordinal);
-      for (const fact of factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source);
+      for (const fact of factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source, false, true);
     }
     // Known facts this message mentions without stating them as a fact (an id in a call's arguments,
     // a code in prose): only those whose anchor is one of its words are searched for.
     const text = messageText(entry);
     const mentioned = (i: number) => {
       const fact = facts[i];
-      if (!lookFor[i] || touched.has(i) || ordinal <= fact.lastSeen || !mentions(text, fact.value)) return;
+      if (!lookFor[i] || touched.has(i) || ordinal <= fact.lastSeen || stated.has(fact.value) || !mentions(text, fact.value)) return;
       facts[i] = { ...fact, lastSeen: ordinal, references: fact.references + 1 };
     };
     for (const word of textWords(text)) {
@@ -481,11 +504,28 @@ export function factScore(fact: LedgerFact): number {
   return fact.lastSeen + REFERENCE_WEIGHT * Math.min(fact.references, REFERENCE_CAP);
 }
 
-/** Facts best first: score, then last mention, then order of insertion (earlier fields of a record first). */
+/**
+ * Facts best first: score, then last mention, then order of insertion (earlier fields of a record
+ * first); a fact whose value a better-ranked fact already holds (another record's same date or
+ * amount) comes after every first holder of a value, in the same order: a value the block does not
+ * hold yet tells the model more than the same value on another row.
+ */
 export function rankFacts(facts: readonly LedgerFact[]): number[] {
-  return facts
+  const byScore = facts
     .map((_, i) => i)
     .sort((a, b) => factScore(facts[b]) - factScore(facts[a]) || facts[b].lastSeen - facts[a].lastSeen || a - b);
+  const held = new Set<string>();
+  const first: number[] = [];
+  const repeats: number[] = [];
+  for (const i of byScore) {
+    const value = facts[i].value;
+    if (held.has(value)) repeats.push(i);
+    else {
+      held.add(value);
+      first.push(i);
+    }
+  }
+  return repeats.length === 0 ? first : [...first, ...repeats];
 }
 
 /** The header of a group: its source, and when its facts were mentioned again, how often (the most any was) and when last. */
