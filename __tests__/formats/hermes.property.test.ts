@@ -113,3 +113,24 @@ describe('hermes: broken histories are repaired, and only blocks that answer no 
     }), formatPropertyParams());
   });
 });
+
+describe('hermes: the user wrote while the tools ran', () => {
+  test('a user message between a call turn and its results message: every response is kept and goes first into that message, the user\'s words after', () => {
+    const blocks = (ms: readonly HermesMessage[]) => ms.filter((m) => m.role === 'user').flatMap((m) => [...m.content.matchAll(/<tool_response>\n([\s\S]*?)\n<\/tool_response>/g)].map((x) => x[1]));
+    const onlyResponses = (m: HermesMessage | undefined) => m !== undefined && m.role === 'user' && m.content.trim().startsWith('<tool_response>') && m.content.trim().endsWith('</tool_response>');
+    let moved = 0;
+    fc.assert(fc.property(hermesHistoryArb, fc.nat(), fc.constantFrom('wait, one more thing', 'also 2024-05-01 please'), (messages, pick, words) => {
+      const spots = messages.map((m, i) => (m.role === 'assistant' && m.content.includes('<tool_call>') && onlyResponses(messages[i + 1]) ? i + 1 : -1)).filter((i) => i >= 0);
+      fc.pre(spots.length > 0);
+      const at = spots[pick % spots.length];
+      const interjected: HermesMessage[] = [...messages.slice(0, at), { role: 'user', content: words }, ...messages.slice(at)];
+      const result = compressContext(interjected, { counter, format: 'hermes', keepFirst: 0, keepLast: 0 });
+      expect(blocks(result.messages)).toEqual(blocks(messages));
+      expect(blocks(result.messages)).not.toContain(MISSING_RESULT_TEXT);
+      expect(result.messages[at]).toEqual({ role: 'user', content: `${messages[at].content.trim()}\n\n${words}` });
+      expect(checkHermes(result.messages)).toEqual([]);
+      moved++;
+    }), formatPropertyParams());
+    expect(moved).toBeGreaterThan(0);
+  });
+});

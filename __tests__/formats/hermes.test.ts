@@ -213,6 +213,20 @@ describe('the Hermes lens', () => {
     expect(validateMessages(messages, 'hermes')).toEqual([]);
   });
 
+  test('the user wrote while the tools ran: the response blocks go first into the user message, before the user\'s words', () => {
+    const history = [user('go'), calls('', block('a', {}), block('b', {})), user('wait, also check c'), responses('x', 'y'), say('ok')];
+    const r = repairHistory(history, { format: 'hermes' });
+    expect(r.actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
+    expect(r.messages).toEqual([user('go'), history[1], user('<tool_response>\nx\n</tool_response>\n<tool_response>\ny\n</tool_response>\n\nwait, also check c'), say('ok')]);
+    expect(checkHermes(r.messages)).toEqual([]);
+    // Position is the only pairing Hermes has: with fewer (or more) responses than calls, or a
+    // results message that holds the user's words too, nothing says which call each answers: the old rule.
+    for (const late of [responses('x'), responses('x', 'y', 'z'), user('<tool_response>\nx\n</tool_response>\n<tool_response>\ny\n</tool_response>\n\nthanks')]) {
+      const old = repairHistory([user('go'), history[1], user('wait'), late, say('ok')], { format: 'hermes' });
+      expect(old.actions.map((a) => a.action)).not.toContain('moved-result');
+    }
+  });
+
   test('repair adds error blocks to the results message and removes blocks that answer nothing', () => {
     const history = [user('go'), calls('', block('a', {}), block('b', {}), block('c', {})), responses('x'), say('ok'), user('more'), responses('stray')];
     const r = repairHistory(history, { format: 'hermes' });

@@ -65,7 +65,10 @@ export function breakHermes(valid: readonly HermesMessage[], faults: readonly Fa
   const followed = new Set<HermesMessage>();
   for (const fault of faults) {
     if (fault.kind === 'orphan') {
-      const spots = messages.map((m, i) => (m.role === 'user' && !isResults(m) ? i + 1 : -1)).filter((i) => i >= 0);
+      // Not right after a results message that lost every block but kept the user's note: a
+      // response there, as many as the calls, answers them by position (Hermes has no ids).
+      const spots = messages.map((m, i) => (m.role === 'user' && !isResults(m) && !shortened.has(m) ? i + 1 : -1)).filter((i) => i >= 0);
+      if (spots.length === 0) continue;
       const at = spots[fault.at % spots.length];
       const orphan: HermesMessage = { role: 'user', content: '<tool_response>\na result nobody asked for\n</tool_response>' };
       messages.splice(at, 0, orphan);

@@ -52,9 +52,12 @@ interface ReattachState<M> {
 /**
  * Formats whose results travel in a user turn (`lens.joinResults`): where a user message came
  * right after a call turn with no result of its own, and a later message holding only results
- * answers open calls of that turn (each by its id, each call once), across messages with no call
- * and no result, those results go first into that user message, before the user's words; the
- * message they came in is dropped. Anything else is left for the other rules.
+ * answers open calls of that turn (each by its id, each call once; where neither calls nor
+ * results carry ids, as in Hermes, by position: exactly as many results as the turn made calls,
+ * none answered yet, right after that user message), across messages with no call and no result
+ * (on ids), those results go first into
+ * that user message, before the user's words; the message they came in is dropped. Anything else
+ * is left for the other rules.
  */
 function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structure: ReturnType<typeof scanStructure>, open: number[][], state: ReattachState<M>): void {
   const read = lens.read;
@@ -69,14 +72,21 @@ function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structu
     const r = read(messages[at]);
     if (r.results.length === 0 || r.calls.length > 0) continue;
     const ids = r.results.map((x) => x.id);
-    const calls = ids.map((id) => (id === undefined ? -1 : open[turn.ordinal].find((k) => turn.calls[k].id === id) ?? -1));
+    // Formats that pair by position alone (Hermes: no ids on either side) pair a message holding
+    // exactly as many results as the turn made calls, none answered yet, with them in order, when
+    // it comes right after the user message.
+    const byPosition = at === host + 1 && turn.calls.every((c) => c.id === undefined) && ids.every((id) => id === undefined)
+      && open[turn.ordinal].length === turn.calls.length && r.results.length === turn.calls.length
+      && r.results.every((x, j) => x.name === undefined || x.name === turn.calls[j].name);
+    const calls = byPosition ? [...open[turn.ordinal]] : ids.map((id) => (id === undefined ? -1 : open[turn.ordinal].find((k) => turn.calls[k].id === id) ?? -1));
     if (calls.some((k) => k < 0) || new Set(calls).size !== calls.length) continue;
     const joined = lens.joinResults!(state.replaced.get(host) ?? messages[host], messages[at]);
     if (joined === undefined) continue;
     for (const k of calls) state.take(turn.ordinal, k);
     state.replaced.set(host, joined);
     state.movedFrom.add(at);
-    state.actions.push({ action: 'moved-result', index: at, id: ids[0], detail: `tool result${ids.length > 1 ? 's' : ''} ${ids.join(', ')} moved from messages[${at}] into messages[${host}], before the user's words, to answer ${ids.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}]` });
+    const named = byPosition ? r.results.map((_, j) => `${j + 1} of ${r.results.length}`) : ids;
+    state.actions.push({ action: 'moved-result', index: at, id: ids[0], detail: `tool result${ids.length > 1 ? 's' : ''} ${named.join(', ')} moved from messages[${at}] into messages[${host}], before the user's words, to answer ${ids.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}]` });
   }
 }
 

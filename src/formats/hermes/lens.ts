@@ -89,6 +89,14 @@ export const hermesLens: MessageLens<HermesMessage> = {
     const content = textOf(m);
     return { ...m, content: content.slice(0, block.innerStart) + placeholder + content.slice(block.innerEnd) };
   },
+  joinResults(host, results) {
+    // A plain user message (the user wrote while the tools ran) takes a message of only
+    // <tool_response> blocks first, then the user's words, as the template writes a note after results.
+    const held = responsesOf(host);
+    const moved = responsesOf(results);
+    if (held === undefined || held.blocks.length > 0 || moved === undefined || moved.blocks.length === 0 || moved.outside.trim() !== '') return undefined;
+    return { ...host, content: `${textOf(results).trim()}\n\n${textOf(host)}` };
+  },
   // No ids in Hermes text: pairing is by position, so there is nothing to re-key.
   rekeyResult: (m) => m,
   rekeyCall: (m) => m,
