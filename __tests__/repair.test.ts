@@ -196,6 +196,21 @@ describe('repairHistory: a user message written while the tools ran', () => {
   });
 });
 
+describe('repairHistory: a legacy function_call answered after a user message', () => {
+  test('no ids on either side: the function message right after that user message, of the called name, goes back after its call; another name, the old rule', () => {
+    const fcall: OpenAIChatMessage = { role: 'assistant', content: null, function_call: { name: 'get_time', arguments: '{}' } };
+    const answer: OpenAIChatMessage = { role: 'function', name: 'get_time', content: '12:00' };
+    const wait = user('wait');
+    const { messages, actions } = repairHistory([user('go'), fcall, wait, answer], { format: 'openai' });
+    expect(actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
+    expect(messages.slice(1)).toEqual([fcall, answer, wait]);
+    expect(validate(messages)).toEqual([]);
+    const other = repairHistory([user('go'), fcall, wait, { ...answer, name: 'get_date' }], { format: 'openai' });
+    expect(other.actions.map((a) => a.action)).not.toContain('moved-result');
+    expect(validate(other.messages)).toEqual([]);
+  });
+});
+
 describe('repairHistory: properties', () => {
   test('a broken history comes out valid; untouched messages are the same objects in order', () => {
     fc.assert(fc.property(brokenHistory(), (input) => {

@@ -95,13 +95,15 @@ describe('compressContext on Gemini histories: every view is valid', () => {
     expect([...seen].sort()).toEqual(['added-result', 'removed-duplicate', 'removed-orphan', 'reported']);
   });
 
-  test('a user text content between a call turn (with ids) and its responses: every response kept, moved back after its call, valid', () => {
+  test('a user text content between a call turn (with ids, or none: by position) and its responses: every response kept, moved back after its call, valid', () => {
     let moved = 0;
+    let idless = 0;
     fc.assert(fc.property(validGeminiHistory(), geminiTextArb, fc.nat(), (contents, words, pick) => {
-      // Call turns whose every call has an id, each followed by its response content.
+      // Call turns whose every call has an id, or none has, each followed by its response content.
       const turns = contents.flatMap((c, i) => {
         const calls = c.role === 'model' ? c.parts.filter((p) => p.functionCall) : [];
-        return calls.length > 0 && calls.every((p) => p.functionCall!.id !== undefined) ? [i] : [];
+        const withId = calls.filter((p) => p.functionCall!.id !== undefined).length;
+        return calls.length > 0 && (withId === calls.length || withId === 0) ? [i] : [];
       });
       fc.pre(turns.length > 0);
       const at = turns[pick % turns.length];
@@ -118,8 +120,10 @@ describe('compressContext on Gemini histories: every view is valid', () => {
       const call = messages.indexOf(input[at]);
       expect(messages[call + 2]).toBe(interjection);
       moved++;
+      if (input[at].parts.every((p) => !p.functionCall || p.functionCall.id === undefined)) idless++;
     }), formatPropertyParams());
     expect(moved).toBeGreaterThan(0);
+    expect(idless).toBeGreaterThan(0);
   });
 
   // Not 'dup-part': a duplicate response inside the content that also answers is missed by the

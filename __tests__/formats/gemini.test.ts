@@ -261,7 +261,7 @@ describe('repair in Gemini\'s shape', () => {
     expect(checkGemini(messages)).toEqual([]);
   });
 
-  test('the user wrote while the tools ran: the response content (with ids) goes back after its call, the user\'s text after it; id-less ones keep the old rule', () => {
+  test('the user wrote while the tools ran: the response content (with ids, or without by position) goes back after its call, the user\'s text after it', () => {
     const data = { rows: 'DATA-7781 from the tool' };
     const broken = [user('go'), calls(fc('f', 'a'), fc('g', 'b')), user('wait, also the other one'), responses(fr('g', 'b'), fr('f', 'a', data)), model('ok'), user('next')];
     expect(checkGemini(broken).length).toBeGreaterThan(0);
@@ -278,11 +278,25 @@ describe('repair in Gemini\'s shape', () => {
     const renamed = repairHistory(misnamed, { format: 'gemini' });
     expect(renamed.actions.map((a) => a.action).sort()).toEqual(['added-result', 'removed-orphan', 'reported']);
     expect(checkGemini(renamed.messages)).toEqual([]);
-    // Without ids nothing says which call a response answers across the user's text: a synthetic error, the response removed.
-    const idless = [user('go'), calls(fc('f')), user('wait'), responses(fr('f', undefined, data))];
+    // Without ids, by position: the response content right after the user's, as many responses as
+    // calls, names in order, goes back after the call turn.
+    const idless = [user('go'), calls(fc('f'), fc('f', undefined, { n: 2 }), fc('g')), user('wait'), responses(fr('f', undefined, data), fr('f'), fr('g')), model('ok')];
     const fixed = repairHistory(idless, { format: 'gemini' });
-    expect(fixed.actions.map((a) => a.action).sort()).toEqual(['added-result', 'removed-orphan', 'reported']);
+    expect(fixed.actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
+    expect(fixed.messages).toEqual([idless[0], idless[1], idless[3], idless[2], idless[4]]);
     expect(checkGemini(fixed.messages)).toEqual([]);
+    // Fewer responses than calls, names out of order, or a second user content between: nothing
+    // says which call each answers: a synthetic error, the response removed.
+    for (const late of [
+      [user('wait'), responses(fr('f', undefined, data))],
+      [user('wait'), responses(fr('g'), fr('f'), fr('f'))],
+      [user('wait'), user('still there?'), responses(fr('f'), fr('f'), fr('g'))],
+    ]) {
+      const old = repairHistory([idless[0], idless[1], ...late], { format: 'gemini' });
+      expect(old.actions.map((a) => a.action)).not.toContain('moved-result');
+      expect(old.actions.map((a) => a.action)).toContain('removed-orphan');
+      expect(checkGemini(old.messages)).toEqual([]);
+    }
   });
 
   test('a stray id-less response in a one-call turn is re-keyed to the call (name and position)', () => {

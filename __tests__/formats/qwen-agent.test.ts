@@ -22,6 +22,25 @@ const QWEN_TEXT = {
   order: (current: string, expected: string) => `The function results (i.e., the messages with role="function" ) must be put in the same order as the function_call messages. And the function names must match.The function results are currently ${current}. But ${expected} are expected.`,
 };
 
+
+describe('qwen-agent: the user wrote while the tool ran', () => {
+  test('without a function_id the result goes back after its call by position (one call, its name); with two calls, or another name, the old rule', () => {
+    const history = [user('go'), call('get_time', '{}'), user('wait'), result('get_time', '12:00'), say('It is noon.')];
+    const r = repairHistory(history, { format: 'qwen-agent' });
+    expect(r.actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
+    expect(r.messages).toEqual([history[0], history[1], history[3], history[2], history[4]]);
+    expect(checkQwenAgent(r.messages)).toEqual([]);
+    for (const broken of [
+      [user('go'), call('get_time', '{}'), user('wait'), result('get_date', '12:00')],
+      [user('go'), call('get_time', '{}'), call('get_date', '{}'), user('wait'), result('get_time', '12:00'), result('get_date', 'today')],
+    ]) {
+      const old = repairHistory(broken, { format: 'qwen-agent' });
+      expect(old.actions.map((a) => a.action)).not.toContain('moved-result');
+      expect(checkQwenAgent(old.messages)).toEqual([]);
+    }
+  });
+});
+
 describe('detection', () => {
   test('every fixture shows evidence of Qwen-Agent and of nothing else, and auto reads it as qwen-agent', () => {
     for (const f of FIXTURES) {

@@ -91,7 +91,10 @@ function without(ids: readonly string[], taken: readonly string[]): string[] {
  * in the run, a tool message whose id is missing (when one call is free) or numeric (naming a free
  * call), or a `function` message naming exactly one free call, is re-keyed; a tool message after
  * the run, separated from it only by assistant text, system or user messages, goes back to the
- * end of the run; a tool message right before the call turn that names it (as a free call) goes after the call.
+ * end of the run; a `function` message right after the one user message that followed a legacy
+ * `function_call` (nothing between the call and that user message), naming that function or
+ * nameless, goes back right after the call (no ids: by position); a tool message right before
+ * the call turn that names it (as a free call) goes after the call.
  */
 function reattached(messages: readonly OpenAIChatMessage[]): { messages: OpenAIChatMessage[]; from: number[] } {
   const out: OpenAIChatMessage[] = [];
@@ -121,6 +124,15 @@ function reattached(messages: readonly OpenAIChatMessage[]): { messages: OpenAIC
         free = without(free, [id]);
         put(m.tool_call_id === id ? m : rekeyed(m, id), i, runEnd);
         runEnd++;
+        return;
+      }
+      // No ids on either side (a legacy `function_call`, its `function` message): right after the
+      // one user message that followed the call, naming it or nameless, it goes back after the call.
+      const caller = messages[i - 2];
+      if (m.role === 'function' && i >= 2 && messages[i - 1].role === 'user' && out[out.length - 1] === messages[i - 1] && out[out.length - 2] === caller
+        && callIds(caller).length === 0 && functionName(caller) !== undefined && (m.name === undefined || m.name === functionName(caller))) {
+        put(m, i, out.length - 1);
+        free = [];
         return;
       }
       // Right before its call turn: only other results between it and the turn.

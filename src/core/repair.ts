@@ -1,4 +1,4 @@
-import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
+import type { CallRef, MessageLens, Reading, ResultRef } from '../formats/lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { scanStructure, type CallTurn } from './structure.js';
 
@@ -98,7 +98,10 @@ function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structu
  *   text, system messages; user messages too where results are not user turns): moved back to the
  *   end of the call's results (on its id only); a message of several results moves whole when
  *   each answers a different open call of that turn on its id;
- * - a result placed right before its call: moved after it (on its id only).
+ * - a result placed right before its call: moved after it (on its id only);
+ * - where neither calls nor results carry ids, a message of only results right after the one user
+ *   message that followed a call turn, as many as its calls, none answered, names in order where
+ *   named: moved back after the turn (by position, the only pairing such formats have).
  * Returns the history (the input itself when nothing moved), the input index of each position,
  * and what was done. Results that fit no call, or several, are left for the ordinary repair.
  */
@@ -139,9 +142,30 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     else insertBefore.set(at, [index]);
   };
   if (lens.joinResults) joinAcrossUser(messages, lens, structure, open, { take, replaced, movedFrom, actions, bystander: (i) => bystander(i, true) });
+  /**
+   * Where neither calls nor results carry ids (Gemini without ids, Qwen-Agent without
+   * `function_id`): the call turn a message of only results answers by position, when it comes
+   * right after the one user message that followed the turn's calls, holds as many results as the
+   * turn made calls (none answered yet), and each result names its call, in order, where it names one.
+   */
+  const turnByPosition = (index: number, held: Reading): CallTurn | undefined => {
+    if (!acrossUser || held.calls.length > 0 || held.results.some((r) => r.id !== undefined) || index < 2) return undefined;
+    const between = read(messages[index - 1]);
+    if (movedFrom.has(index - 1) || between.kind !== 'user' || between.calls.length > 0 || between.results.length > 0) return undefined;
+    const turn = structure.turns.find((t) => t.runEnd === index - 1 && t.openersEnd === t.runEnd);
+    if (!turn || turn.calls.some((c) => c.id !== undefined) || open[turn.ordinal].length !== turn.calls.length || held.results.length !== turn.calls.length) return undefined;
+    return held.results.every((r, j) => r.name === undefined || r.name === turn.calls[j].name) ? turn : undefined;
+  };
   for (const p of structure.results) {
     if (movedFrom.has(p.index)) continue;
     const held = read(messages[p.index]);
+    const positional = p.slot === 0 && p.pairing === 'outside' ? turnByPosition(p.index, held) : undefined;
+    if (positional) {
+      for (const k of [...open[positional.ordinal]]) take(positional.ordinal, k);
+      moveBefore(positional.runEnd, p.index);
+      actions.push({ action: 'moved-result', index: p.index, detail: `tool result${held.results.length > 1 ? 's' : ''} ${held.results.map(idText).join(', ')} moved from messages[${p.index}] to follow ${held.results.length > 1 ? 'their calls' : 'its call'} in messages[${positional.opener}] (by position: no ids)` });
+      continue;
+    }
     if (held.results.length !== 1) {
       // A message of several results (Gemini: one content per call turn) is moved whole, back after
       // its call turn across messages with no call and no result, when each of its results answers
