@@ -52,12 +52,11 @@ interface ReattachState<M> {
 /**
  * Formats whose results travel in a user turn (`lens.joinResults`): where a user message came
  * right after a call turn with no result of its own, and a later message holding only results
- * answers open calls of that turn (each by its id, each call once; where neither calls nor
- * results carry ids, as in Hermes, by position: exactly as many results as the turn made calls,
- * none answered yet, right after that user message), across messages with no call and no result
- * (on ids), those results go first into
- * that user message, before the user's words; the message they came in is dropped. Anything else
- * is left for the other rules.
+ * answers open calls of that turn (each by its id, each call once, across messages with no call
+ * and no result; where neither calls nor results carry ids, as in Hermes, by position: exactly as
+ * many results as the turn made calls, none answered yet, right after that user message), those
+ * results go first into that user message, before the user's words; the message they came in is
+ * dropped. Anything else is left for the other rules.
  */
 function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structure: ReturnType<typeof scanStructure>, open: number[][], state: ReattachState<M>): void {
   const read = lens.read;
