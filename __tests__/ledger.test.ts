@@ -341,6 +341,14 @@ describe('the ledger block: rendering, reading back, shortening', () => {
     expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
   });
 
+  test('a long listing whose records share dates and codes is read to its last record (a value repeated per record does not use up the facts a message may give)', () => {
+    const rows = Array.from({ length: 200 }, (_, k) => ({ ref_id: `R-${1000 + k}`, amount: `${100 + k}.25 EUR`, created: `2024-03-0${1 + (k % 9)}`, last4: String(1000 + (k % 7)) }));
+    const facts = factsFromJson({ rows }, 600);
+    // 200 ids and 200 amounts, 9 dates and 7 last-4s: 416 distinct field values, 800 with each record's own.
+    expect(facts.some((f) => f.value === 'R-1199')).toBe(true);
+    expect(facts.filter((f) => f.value === '2024-03-01').map((f) => f.record)).toEqual(rows.flatMap((_, k) => (k % 9 === 0 ? [String(k)] : [])));
+  });
+
   test('a block of listings fills its room: when facts are left out, it is within half a percent of it (4 tokens at least), or none of the next left out would still fit', () => {
     const entries = Array.from({ length: 6 }, (_, c) => {
       const rows = Array.from({ length: 40 }, (_, k) => ({

@@ -36,6 +36,9 @@ export interface Fact {
  */
 export const ARRAY_ITEMS_READ = { records: 200, values: 200 } as const;
 
+/** How many times `limit` a JSON text's facts may number, counting the values repeated per record (`factsFromJson`). */
+const JSON_REPEAT_ALLOWANCE = 2;
+
 /** Longest string a record's field may hold to be a fact whole when it holds a digit (`12 Harbour Street`, `Suite 400`). */
 export const SHORT_FIELD_MAX_CHARS = 40;
 
@@ -437,20 +440,26 @@ function unitOf(record: Record<string, unknown>): string | undefined {
  * under id-like keys or that look like identifiers, the facts inside other strings, and numbers
  * under amount-like keys (with the unit their record gives); never a secret's value. Reads the
  * first elements of each array (`ARRAY_ITEMS_READ`). A field's value is given once; one that names
- * nothing alone (`identifiesAlone`: a bare date, an amount), once per record.
+ * nothing alone (`identifiesAlone`: a bare date, an amount), once per record. `limit` bounds the
+ * distinct field values (a value repeated per record does not use it up), and all facts to
+ * `JSON_REPEAT_ALLOWANCE` times it.
  */
 export function factsFromJson(value: unknown, limit: number): Fact[] {
   const out: Fact[] = [];
   const seen = new Set<string>();
+  const distinct = new Set<string>();
+  const full = () => distinct.size >= limit || out.length >= limit * JSON_REPEAT_ALLOWANCE;
   const push = (fact: Fact) => {
     // One fact per field and value; a value that names nothing alone, once per record too (each record keeps its own date).
-    const key = `${identifiesAlone(fact.value) ? '' : fact.record ?? ''}\u0000${fact.label ?? ''}\u0000${fact.value}`;
-    if (out.length >= limit || fact.value === '' || seen.has(key)) return;
+    const field = `${fact.label ?? ''}\u0000${fact.value}`;
+    const key = `${identifiesAlone(fact.value) ? '' : fact.record ?? ''}\u0000${field}`;
+    if (full() || fact.value === '' || seen.has(key)) return;
     seen.add(key);
+    distinct.add(field);
     out.push(fact);
   };
   const walk = (node: unknown, path: string[], unit: string | undefined, record: string | undefined): void => {
-    if (out.length >= limit || path.length > JSON_DEPTH_READ) return;
+    if (full() || path.length > JSON_DEPTH_READ) return;
     const named = path.filter((p) => p !== '[]');
     const leaf = named.at(-1) ?? '';
     if (leaf && isSecretKey(leaf)) return;
@@ -482,7 +491,7 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
         return;
       }
       // Other strings (messages, descriptions, logs): the facts in them, named by their sentence or else by the field.
-      const inText = factsFromText(text, limit - out.length, 'data');
+      const inText = factsFromText(text, limit - distinct.size, 'data');
       for (const fact of inText) push(fact.label ? { ...fact, record } : { ...fact, record, label: labelOf(path), labelFrom: 'field' });
       // A short field holding a digit and no fact of its own (`12 Harbour Street`, `Suite 400`) is one value, as written.
       if (inText.length === 0 && text.length <= SHORT_FIELD_MAX_CHARS && /\d/.test(text) && !/[\n:=]/.test(text)) {

@@ -71,7 +71,11 @@ export interface Ledger {
   readonly messages: number;
 }
 
-/** Facts taken from one text at most (a message, a call's arguments, a result): a listing of a thousand records gives its first ones. */
+/**
+ * Distinct facts taken from one text at most (a message, a call's arguments, a result): a listing
+ * of a thousand records gives its first ones. A JSON listing's records may add their own copies of
+ * shared dates and amounts beyond it, up to twice as many facts in all (`factsFromJson`).
+ */
 export const LEDGER_FACTS_PER_MESSAGE = 600;
 
 /**
