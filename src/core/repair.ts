@@ -147,11 +147,13 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
    * right after the one user message that followed the turn's calls, holds as many results as the
    * turn made calls (none answered yet), and each result names its call, in order, where it names one.
    */
+  const byRunEnd = new Map<number, CallTurn>();
+  for (const t of structure.turns) if (t.openersEnd === t.runEnd) byRunEnd.set(t.runEnd, t);
   const turnByPosition = (index: number, held: Reading): CallTurn | undefined => {
     if (!acrossUser || held.calls.length > 0 || held.results.some((r) => r.id !== undefined) || index < 2) return undefined;
     const between = read(messages[index - 1]);
     if (movedFrom.has(index - 1) || between.kind !== 'user' || between.calls.length > 0 || between.results.length > 0) return undefined;
-    const turn = structure.turns.find((t) => t.runEnd === index - 1 && t.openersEnd === t.runEnd);
+    const turn = byRunEnd.get(index - 1);
     if (!turn || turn.calls.some((c) => c.id !== undefined) || open[turn.ordinal].length !== turn.calls.length || held.results.length !== turn.calls.length) return undefined;
     return held.results.every((r, j) => r.name === undefined || r.name === turn.calls[j].name) ? turn : undefined;
   };
