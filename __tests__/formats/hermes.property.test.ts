@@ -115,9 +115,10 @@ describe('hermes: broken histories are repaired, and only blocks that answer no 
 });
 
 describe('hermes: the user wrote while the tools ran', () => {
-  test('a user message between a call turn and its results message: every response is kept and goes first into that message, the user\'s words after', () => {
+  test('a user message between a call turn and its results message: every response is kept and goes first into that message, the user\'s words after (then the results message\'s own note)', () => {
     const blocks = (ms: readonly HermesMessage[]) => ms.filter((m) => m.role === 'user').flatMap((m) => [...m.content.matchAll(/<tool_response>\n([\s\S]*?)\n<\/tool_response>/g)].map((x) => x[1]));
-    const onlyResponses = (m: HermesMessage | undefined) => m !== undefined && m.role === 'user' && m.content.trim().startsWith('<tool_response>') && m.content.trim().endsWith('</tool_response>');
+    const onlyResponses = (m: HermesMessage | undefined) => m !== undefined && m.role === 'user' && m.content.trim().startsWith('<tool_response>');
+    let noted = 0;
     let moved = 0;
     fc.assert(fc.property(hermesHistoryArb, fc.nat(), fc.constantFrom('wait, one more thing', 'also 2024-05-01 please'), (messages, pick, words) => {
       const spots = messages.map((m, i) => (m.role === 'assistant' && m.content.includes('<tool_call>') && onlyResponses(messages[i + 1]) ? i + 1 : -1)).filter((i) => i >= 0);
@@ -127,10 +128,15 @@ describe('hermes: the user wrote while the tools ran', () => {
       const result = compressContext(interjected, { counter, format: 'hermes', keepFirst: 0, keepLast: 0 });
       expect(blocks(result.messages)).toEqual(blocks(messages));
       expect(blocks(result.messages)).not.toContain(MISSING_RESULT_TEXT);
-      expect(result.messages[at]).toEqual({ role: 'user', content: `${messages[at].content.trim()}\n\n${words}` });
+      const text = messages[at].content;
+      const end = text.lastIndexOf('</tool_response>') + '</tool_response>'.length;
+      const note = text.slice(end).trim();
+      if (note !== '') noted++;
+      expect(result.messages[at]).toEqual({ role: 'user', content: `${text.slice(0, end).trim()}\n\n${words}${note === '' ? '' : `\n\n${note}`}` });
       expect(checkHermes(result.messages)).toEqual([]);
       moved++;
     }), formatPropertyParams());
     expect(moved).toBeGreaterThan(0);
+    expect(noted).toBeGreaterThan(0);
   });
 });

@@ -219,9 +219,13 @@ describe('the Hermes lens', () => {
     expect(r.actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
     expect(r.messages).toEqual([user('go'), history[1], user('<tool_response>\nx\n</tool_response>\n<tool_response>\ny\n</tool_response>\n\nwait, also check c'), say('ok')]);
     expect(checkHermes(r.messages)).toEqual([]);
-    // Position is the only pairing Hermes has: with fewer (or more) responses than calls, or a
-    // results message that holds the user's words too, nothing says which call each answers: the old rule.
-    for (const late of [responses('x'), responses('x', 'y', 'z'), user('<tool_response>\nx\n</tool_response>\n<tool_response>\ny\n</tool_response>\n\nthanks')]) {
+    // A note after the blocks stays after the user's words.
+    const noted = repairHistory([user('go'), history[1], user('wait'), user('<tool_response>\nx\n</tool_response>\n<tool_response>\ny\n</tool_response>\n\nthanks')], { format: 'hermes' });
+    expect(noted.messages[2]).toEqual(user('<tool_response>\nx\n</tool_response>\n<tool_response>\ny\n</tool_response>\n\nwait\n\nthanks'));
+    expect(checkHermes(noted.messages)).toEqual([]);
+    // Position is the only pairing Hermes has: with fewer (or more) responses than calls, nothing
+    // says which call each answers; words before the blocks are not a note after them: the old rule.
+    for (const late of [responses('x'), responses('x', 'y', 'z'), user('see:\n<tool_response>\nx\n</tool_response>\n<tool_response>\ny\n</tool_response>')]) {
       const old = repairHistory([user('go'), history[1], user('wait'), late, say('ok')], { format: 'hermes' });
       expect(old.actions.map((a) => a.action)).not.toContain('moved-result');
     }

@@ -90,12 +90,17 @@ export const hermesLens: MessageLens<HermesMessage> = {
     return { ...m, content: content.slice(0, block.innerStart) + placeholder + content.slice(block.innerEnd) };
   },
   joinResults(host, results) {
-    // A plain user message (the user wrote while the tools ran) takes a message of only
-    // <tool_response> blocks first, then the user's words, as the template writes a note after results.
+    // A plain user message (the user wrote while the tools ran) takes the <tool_response> blocks
+    // first, then its words, then any note the results message had after its blocks: the template
+    // writes a note after results.
     const held = responsesOf(host);
     const moved = responsesOf(results);
-    if (held === undefined || held.blocks.length > 0 || moved === undefined || moved.blocks.length === 0 || moved.outside.trim() !== '') return undefined;
-    return { ...host, content: `${textOf(results).trim()}\n\n${textOf(host)}` };
+    if (held === undefined || held.blocks.length > 0 || moved === undefined || moved.blocks.length === 0) return undefined;
+    const text = textOf(results);
+    if (text.slice(0, moved.blocks[0].start).trim() !== '') return undefined; // words before the blocks: not a note after them
+    const end = moved.blocks[moved.blocks.length - 1].end;
+    const note = text.slice(end).trim();
+    return { ...host, content: `${text.slice(moved.blocks[0].start, end)}\n\n${textOf(host)}${note === '' ? '' : `\n\n${note}`}` };
   },
   // No ids in Hermes text: pairing is by position, so there is nothing to re-key.
   rekeyResult: (m) => m,
