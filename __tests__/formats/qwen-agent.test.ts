@@ -24,15 +24,22 @@ const QWEN_TEXT = {
 
 
 describe('qwen-agent: the user wrote while the tool ran', () => {
-  test('without a function_id the result goes back after its call by position (one call, its name); with two calls, or another name, the old rule', () => {
+  test('without a function_id the results go back after their calls by position (as many, their names in order); another name, or too few, the old rule', () => {
     const history = [user('go'), call('get_time', '{}'), user('wait'), result('get_time', '12:00'), say('It is noon.')];
     const r = repairHistory(history, { format: 'qwen-agent' });
     expect(r.actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 3]]);
     expect(r.messages).toEqual([history[0], history[1], history[3], history[2], history[4]]);
     expect(checkQwenAgent(r.messages)).toEqual([]);
+    // Parallel calls: one assistant message per call, one function message per result.
+    const parallel = [user('go'), call('get_time', '{}'), call('get_date', '{}'), user('wait'), result('get_time', '12:00'), result('get_date', 'today'), say('Noon, today.')];
+    const both = repairHistory(parallel, { format: 'qwen-agent' });
+    expect(both.actions.map((a) => [a.action, a.index])).toEqual([['moved-result', 4], ['moved-result', 5]]);
+    expect(both.messages).toEqual([parallel[0], parallel[1], parallel[2], parallel[4], parallel[5], parallel[3], parallel[6]]);
+    expect(checkQwenAgent(both.messages)).toEqual([]);
     for (const broken of [
       [user('go'), call('get_time', '{}'), user('wait'), result('get_date', '12:00')],
-      [user('go'), call('get_time', '{}'), call('get_date', '{}'), user('wait'), result('get_time', '12:00'), result('get_date', 'today')],
+      [user('go'), call('get_time', '{}'), call('get_date', '{}'), user('wait'), result('get_date', 'today'), result('get_time', '12:00')],
+      [user('go'), call('get_time', '{}'), call('get_date', '{}'), user('wait'), result('get_time', '12:00')],
     ]) {
       const old = repairHistory(broken, { format: 'qwen-agent' });
       expect(old.actions.map((a) => a.action)).not.toContain('moved-result');

@@ -1,4 +1,4 @@
-import type { CallRef, MessageLens, Reading, ResultRef } from '../formats/lens.js';
+import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { scanStructure, type CallTurn } from './structure.js';
 
@@ -98,9 +98,10 @@ function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structu
  *   end of the call's results (on its id only); a message of several results moves whole when
  *   each answers a different open call of that turn on its id;
  * - a result placed right before its call: moved after it (on its id only);
- * - where neither calls nor results carry ids, a message of only results right after the one user
- *   message that followed a call turn, as many as its calls, none answered, names in order where
- *   named: moved back after the turn (by position, the only pairing such formats have).
+ * - where neither calls nor results carry ids, the messages of only results right after the one
+ *   user message that followed a call turn, holding as many results as its calls, none answered,
+ *   names in order where named: moved back after the turn (by position, the only pairing such
+ *   formats have).
  * Returns the history (the input itself when nothing moved), the input index of each position,
  * and what was done. Results that fit no call, or several, are left for the ordinary repair.
  */
@@ -143,28 +144,42 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
   if (lens.joinResults) joinAcrossUser(messages, lens, structure, open, { take, replaced, movedFrom, actions, bystander: (i) => bystander(i, true) });
   /**
    * Where neither calls nor results carry ids (Gemini without ids, Qwen-Agent without
-   * `function_id`): the call turn a message of only results answers by position, when it comes
-   * right after the one user message that followed the turn's calls, holds as many results as the
-   * turn made calls (none answered yet), and each result names its call, in order, where it names one.
+   * `function_id`): the call turn that the messages of only results starting at `index` answer by
+   * position, and those messages, when they come right after the one user message that followed
+   * the turn's calls, hold as many results as the turn made calls (none answered yet; Qwen-Agent
+   * writes one message per result), and each result names its call, in order, where it names one.
    */
   const byRunEnd = new Map<number, CallTurn>();
   for (const t of structure.turns) if (t.openersEnd === t.runEnd) byRunEnd.set(t.runEnd, t);
-  const turnByPosition = (index: number, held: Reading): CallTurn | undefined => {
-    if (!acrossUser || held.calls.length > 0 || held.results.some((r) => r.id !== undefined) || index < 2) return undefined;
+  const answeredByPosition = (index: number): { turn: CallTurn; run: number[] } | undefined => {
+    if (!acrossUser || index < 2) return undefined;
     const between = read(messages[index - 1]);
     if (movedFrom.has(index - 1) || between.kind !== 'user' || between.calls.length > 0 || between.results.length > 0) return undefined;
     const turn = byRunEnd.get(index - 1);
-    if (!turn || turn.calls.some((c) => c.id !== undefined) || open[turn.ordinal].length !== turn.calls.length || held.results.length !== turn.calls.length) return undefined;
-    return held.results.every((r, j) => r.name === undefined || r.name === turn.calls[j].name) ? turn : undefined;
+    if (!turn || turn.calls.some((c) => c.id !== undefined) || open[turn.ordinal].length !== turn.calls.length) return undefined;
+    const run: number[] = [];
+    const results: ResultRef[] = [];
+    for (let j = index; j < messages.length && results.length < turn.calls.length; j++) {
+      const r = read(messages[j]);
+      if (movedFrom.has(j) || r.calls.length > 0 || r.results.length === 0) break;
+      run.push(j);
+      results.push(...r.results);
+    }
+    if (results.length !== turn.calls.length || results.some((r) => r.id !== undefined)) return undefined;
+    return results.every((r, k) => r.name === undefined || r.name === turn.calls[k].name) ? { turn, run } : undefined;
   };
   for (const p of structure.results) {
     if (movedFrom.has(p.index)) continue;
     const held = read(messages[p.index]);
-    const positional = p.slot === 0 && p.pairing === 'outside' ? turnByPosition(p.index, held) : undefined;
+    const positional = p.slot === 0 && p.pairing === 'outside' ? answeredByPosition(p.index) : undefined;
     if (positional) {
-      for (const k of [...open[positional.ordinal]]) take(positional.ordinal, k);
-      moveBefore(positional.runEnd, p.index);
-      actions.push({ action: 'moved-result', index: p.index, detail: `tool result${held.results.length > 1 ? 's' : ''} ${held.results.map(idText).join(', ')} moved from messages[${p.index}] to follow ${held.results.length > 1 ? 'their calls' : 'its call'} in messages[${positional.opener}] (by position: no ids)` });
+      const { turn, run } = positional;
+      for (const k of [...open[turn.ordinal]]) take(turn.ordinal, k);
+      for (const j of run) {
+        moveBefore(turn.runEnd, j);
+        const moved = read(messages[j]).results;
+        actions.push({ action: 'moved-result', index: j, detail: `tool result${moved.length > 1 ? 's' : ''} ${moved.map(idText).join(', ')} moved from messages[${j}] to follow ${turn.calls.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}] (by position: no ids)` });
+      }
       continue;
     }
     if (held.results.length !== 1) {
