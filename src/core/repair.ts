@@ -40,6 +40,17 @@ function resultsLeading<M>(messages: readonly M[], lens: MessageLens<M>): { mess
   return { messages: out ?? messages, actions };
 }
 
+/**
+ * True when `results`, neither they nor the turn's calls carrying ids, answer every call of `turn`
+ * by position: none answered yet (`open` holds them all), as many results as calls, and each
+ * result names its call, in order, where it names one.
+ */
+function answersByPosition(turn: CallTurn, open: readonly number[], results: readonly ResultRef[]): boolean {
+  return turn.calls.every((c) => c.id === undefined) && results.every((r) => r.id === undefined)
+    && open.length === turn.calls.length && results.length === turn.calls.length
+    && results.every((r, j) => r.name === undefined || r.name === turn.calls[j].name);
+}
+
 /** What `reattach` keeps while it works, shared with `joinAcrossUser`. */
 interface ReattachState<M> {
   readonly take: (turn: number, call: number) => void;
@@ -74,9 +85,7 @@ function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structu
     // Formats that pair by position alone (Hermes: no ids on either side) pair a message holding
     // exactly as many results as the turn made calls, none answered yet, with them in order, when
     // it comes right after the user message.
-    const byPosition = at === host + 1 && turn.calls.every((c) => c.id === undefined) && ids.every((id) => id === undefined)
-      && open[turn.ordinal].length === turn.calls.length && r.results.length === turn.calls.length
-      && r.results.every((x, j) => x.name === undefined || x.name === turn.calls[j].name);
+    const byPosition = at === host + 1 && answersByPosition(turn, open[turn.ordinal], r.results);
     const calls = byPosition ? [...open[turn.ordinal]] : ids.map((id) => (id === undefined ? -1 : open[turn.ordinal].find((k) => turn.calls[k].id === id) ?? -1));
     if (calls.some((k) => k < 0) || new Set(calls).size !== calls.length) continue;
     const joined = lens.joinResults!(state.replaced.get(host) ?? messages[host], messages[at]);
@@ -151,22 +160,21 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
    */
   const byRunEnd = new Map<number, CallTurn>();
   for (const t of structure.turns) if (t.openersEnd === t.runEnd) byRunEnd.set(t.runEnd, t);
-  const answeredByPosition = (index: number): { turn: CallTurn; run: number[] } | undefined => {
+  const answeredByPosition = (index: number): { turn: CallTurn; run: { index: number; results: readonly ResultRef[] }[] } | undefined => {
     if (!acrossUser || index < 2) return undefined;
     const between = read(messages[index - 1]);
     if (movedFrom.has(index - 1) || between.kind !== 'user' || between.calls.length > 0 || between.results.length > 0) return undefined;
     const turn = byRunEnd.get(index - 1);
-    if (!turn || turn.calls.some((c) => c.id !== undefined) || open[turn.ordinal].length !== turn.calls.length) return undefined;
-    const run: number[] = [];
+    if (!turn) return undefined;
+    const run: { index: number; results: readonly ResultRef[] }[] = [];
     const results: ResultRef[] = [];
     for (let j = index; j < messages.length && results.length < turn.calls.length; j++) {
       const r = read(messages[j]);
       if (movedFrom.has(j) || r.calls.length > 0 || r.results.length === 0) break;
-      run.push(j);
+      run.push({ index: j, results: r.results });
       results.push(...r.results);
     }
-    if (results.length !== turn.calls.length || results.some((r) => r.id !== undefined)) return undefined;
-    return results.every((r, k) => r.name === undefined || r.name === turn.calls[k].name) ? { turn, run } : undefined;
+    return answersByPosition(turn, open[turn.ordinal], results) ? { turn, run } : undefined;
   };
   for (const p of structure.results) {
     if (movedFrom.has(p.index)) continue;
@@ -175,9 +183,8 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     if (positional) {
       const { turn, run } = positional;
       for (const k of [...open[turn.ordinal]]) take(turn.ordinal, k);
-      for (const j of run) {
+      for (const { index: j, results: moved } of run) {
         moveBefore(turn.runEnd, j);
-        const moved = read(messages[j]).results;
         actions.push({ action: 'moved-result', index: j, detail: `tool result${moved.length > 1 ? 's' : ''} ${moved.map(idText).join(', ')} moved from messages[${j}] to follow ${turn.calls.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}] (by position: no ids)` });
       }
       continue;

@@ -284,6 +284,9 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
   // Call ids seen so far, to name a result the lens left unnamed after the call it answers.
   const callNames = new Map<string, string>();
 
+  // A fact a result's own field value may take over: one only words or a call named so far.
+  const claimable = (i: number | undefined) => (i !== undefined && (facts[i].keyStrength < 2 || askedOnly[i]) ? i : undefined);
+
   const read = (entry: TranscriptEntry) => {
     const touched = new Set<number>();
     // Values this message's results hold as their records' own facts: restating one is not a mention of another fact.
@@ -309,7 +312,6 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const own = data && strength === 2 && !identifiesAlone(fact.value) ? ownIdentity(source, found.record, key, fact.value) : undefined;
       if (own !== undefined) stated.add(fact.value);
       const identity = factIdentity(key, fact.value);
-      const claimable = (i: number | undefined) => (i !== undefined && (facts[i].keyStrength < 2 || askedOnly[i]) ? i : undefined);
       const at = own !== undefined
         ? index.get(own) ?? claimable(byValue.get(fact.value) ?? index.get(identity))
         : (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
