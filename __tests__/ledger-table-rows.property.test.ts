@@ -16,10 +16,15 @@ const count = createTokenCounter().text;
 const call = (id: string, name: string, args: unknown): TranscriptEntry => ({ role: 'assistant', text: '', calls: [{ id, name, arguments: JSON.stringify(args) }], results: [] });
 const result = (id: string, name: string, content: unknown): TranscriptEntry => ({ role: 'tool', text: '', calls: [], results: [{ id, name, content: JSON.stringify(content) }] });
 
-/** The cells of a table line's rows: `cols: a b "c d"; "" e f` -> [["a","b","c d"], ["","e","f"]]. */
+/**
+ * The cells of a table line's rows: `cols: a b "c d"; "" e` -> [["a","b","c d"], ["","e"]] (a row
+ * may end before its last columns). A column written `key (UNIT)` holds numbers whose unit is
+ * UNIT: its cells read back with it (`total (EUR): 12.50` -> `12.50 EUR`).
+ */
 function rowsOf(line: string): { columns: string[]; rows: string[][] } | undefined {
-  const head = /^- \[[^\]]*\] ([^\s:]+(?:\|[^\s:]+)+): (.*)$/.exec(line);
+  const head = /^- \[[^\]]*\] ([^\s:|]+(?: \([^\s()]+\))?(?:\|[^\s:|]+(?: \([^\s()]+\))?)+): (.*)$/.exec(line);
   if (!head) return undefined;
+  const specs = head[1].split('|').map((spec) => /^(\S+)(?: \((\S+)\))?$/.exec(spec)!);
   const rows: string[][] = [[]];
   const body = head[2];
   let i = 0;
@@ -38,9 +43,11 @@ function rowsOf(line: string): { columns: string[]; rows: string[][] } | undefin
       cell = body.slice(i, j);
       i = j;
     }
-    rows[rows.length - 1].push(cell);
+    const row = rows[rows.length - 1];
+    const unit = specs[row.length]?.[2];
+    row.push(unit !== undefined && cell !== '' ? `${cell} ${unit}` : cell);
   }
-  return { columns: head[1].split('|'), rows };
+  return { columns: specs.map((m) => m[1]), rows };
 }
 
 const FIELDS = ['ref_id', 'created', 'amount', 'card_last4'] as const;
@@ -55,7 +62,7 @@ const recordArb = fc.record({
 /** The values of an items line, in order: `key=value`, `key="a b"` or a bare value. */
 function itemValues(line: string): string[] | undefined {
   const head = /^- \[[^\]]*\] (.*)$/.exec(line);
-  if (!head || /^[^\s:=]+(?:\|[^\s:=]+)+: /.test(head[1])) return undefined;
+  if (!head || /^[^\s:=|]+(?: \([^\s()]+\))?(?:\|[^\s:=|]+(?: \([^\s()]+\))?)+: /.test(head[1])) return undefined;
   const out: string[] = [];
   const body = head[1];
   let i = 0;
@@ -109,7 +116,8 @@ describe('ledger tables keep each record on its row', () => {
   test('every row of a listing holds values of one record only; written as items, a record\'s values stand together', () => {
     let tables = 0;
     let items = 0;
-    fc.assert(fc.property(fc.array(recordArb, { minLength: 3, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 5 }), fc.boolean(), (drawn, echoed, coded) => {
+    let unitHeads = 0;
+    fc.assert(fc.property(fc.array(recordArb, { minLength: 3, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 5 }), fc.boolean(), fc.boolean(), (drawn, echoed, coded, split) => {
       const records = drawn.map((r, k) => {
         const full: Record<string, string> = { ref_id: `R-${r.ref}${k}`, created: `2024-0${1 + (r.day % 9)}-${String(r.day).padStart(2, '0')}`, amount: `${r.amount}.${k % 10}5 CAD`, card_last4: `${r.last4}` };
         for (const m of r.missing) delete full[m];
@@ -117,7 +125,12 @@ describe('ledger tables keep each record on its row', () => {
         if (coded && k % 2 === 0) Object.assign(full, { code_a: `QX${k}A`, code_b: `QX${k}B` });
         return full;
       });
-      const payload = records.map(({ code_a, code_b, ...fields }) => (code_a === undefined ? fields : { ...fields, codes: [code_a, code_b] }));
+      // The amount as the tool wrote it: one text (`"123.45 CAD"`), or a number and its currency in fields.
+      const payload = records.map(({ code_a, code_b, ...fields }) => {
+        const { amount, ...rest } = fields;
+        const written = amount === undefined ? rest : split ? { ...rest, amount: { value: Number(amount.split(' ')[0]), currency: 'CAD' } } : fields;
+        return code_a === undefined ? written : { ...written, codes: [code_a, code_b] };
+      });
       // An earlier message states some of the listing's values already (a date, an amount...).
       const earlier = echoed.map((e) => Object.values(records[e % records.length])[e % 3]).filter((v): v is string => v !== undefined);
       // Stated in a tool's fields (the fact stays there) or in the user's words (named by its shape
@@ -139,6 +152,9 @@ describe('ledger tables keep each record on its row', () => {
         const table = rowsOf(line);
         if (!table) continue;
         tables++;
+        // A currency a field gave is named once, in the column's head; an amount written whole stays whole.
+        if (/ \(CAD\)[|:]/.test(line)) unitHeads++;
+        if (!split) expect({ line, unitHead: / \(CAD\)[|:]/.test(line) }).toEqual({ line, unitHead: false });
         for (const row of table.rows) {
           const values = row.filter((c) => c !== '');
           const owners = records.filter((r) => values.every((v) => Object.values(r).includes(v)));
@@ -150,6 +166,8 @@ describe('ledger tables keep each record on its row', () => {
     }), propertyParams());
     expect(tables).toBeGreaterThan(0);
     expect(items).toBeGreaterThan(0);
+    // The amounts share their currency: tables of amounts given in fields name it once, in the column's head.
+    expect(unitHeads).toBeGreaterThan(0);
   });
 });
 

@@ -341,6 +341,44 @@ describe('the ledger block: rendering, reading back, shortening', () => {
     expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
   });
 
+  test("a column of amounts in one unit names the unit once in its head; a row ends at its last value; the rarer columns come last", () => {
+    // A listing under a record of its own (the owner), some records without a date, amounts in one currency.
+    const orders = Array.from({ length: 6 }, (_, k) => ({ ref: `R-${3000 + k}`, total: { amount: 10 + k * 7.25, currency: 'EUR' }, ...(k % 3 === 2 ? {} : { placed: `2024-06-${String(k + 1).padStart(2, '0')}` }) }));
+    const ledger = extendLedger(emptyLedger(), [call('c1', 'list', { owner: 'OWN-77' }), result('c1', 'list', { owner_id: 'OWN-77', orders })]);
+    const block = renderLedger(ledger, 10_000, count);
+    const line = block.split('\n').find((l) => l.startsWith('- [list @2]'))!;
+    // The unit once, in the head; the numbers bare in their cells.
+    expect(line.split('EUR').length - 1).toBe(1);
+    expect(line).toMatch(/\|total\.amount \(EUR\)\|/);
+    expect(line).toContain(' 10 ');
+    // Columns that more records fill come first: no row ends in an empty cell.
+    const body = line.slice(line.indexOf(': ') + 2);
+    for (const row of body.split('; ')) expect({ row, endsEmpty: row.endsWith('""') }).toEqual({ row, endsEmpty: false });
+    // Read back: the same facts, each amount with its unit, and the same bytes again.
+    expect(parseLedger(block).facts.map((f) => [f.key, f.value]).sort()).toEqual(ledger.facts.map((f) => [f.key, f.value]).sort());
+    expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
+  });
+
+  test('amounts in two units, or written whole by the tool, keep their units in their cells', () => {
+    const twoUnits = [{ ref: 'R-1', total: { amount: 12.5, currency: 'EUR' } }, { ref: 'R-2', total: { amount: 7, currency: 'GBP' } }, { ref: 'R-3', total: { amount: 9, currency: 'EUR' } }];
+    const whole = [{ ref: 'R-1', took: '12.50 s' }, { ref: 'R-2', took: '7 s' }, { ref: 'R-3', took: '9 s' }];
+    for (const [rows, values] of [[twoUnits, ['12.5 EUR', '7 GBP', '9 EUR']], [whole, ['12.50 s', '7 s', '9 s']]] as const) {
+      const block = renderLedger(extendLedger(emptyLedger(), [call('c1', 'list', {}), result('c1', 'list', { rows })]), 10_000, count);
+      expect(block).toMatch(/\|ref|ref\|/);
+      expect(block).not.toMatch(/ \((?:EUR|GBP|s)\)/);
+      for (const v of values) expect(block).toContain(`"${v}"`);
+      expect(parseLedger(block).facts.map((f) => f.value)).toEqual(expect.arrayContaining([...values]));
+      expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
+    }
+  });
+
+  test('a table as earlier versions wrote it (columns in order of first occurrence, every row in full) reads back to its facts', () => {
+    const stored = ['Facts:', '- (5 of 5 facts kept, 3 messages read)', '- [list @2] owner_id|ref|orders.total|placed: OWN-77 "" "" ""; "" R-3000 "10 EUR" 2024-06-01; "" R-3001 "17.25 EUR" ""'].join('\n');
+    expect(parseLedger(stored).facts.map((f) => [f.key, f.value])).toEqual([
+      ['owner_id', 'OWN-77'], ['ref', 'R-3000'], ['orders.total', '10 EUR'], ['placed', '2024-06-01'], ['ref', 'R-3001'], ['orders.total', '17.25 EUR'],
+    ]);
+  });
+
   test('a long listing whose records share dates and codes is read to its last record (a value repeated per record does not use up the facts a message may give)', () => {
     const rows = Array.from({ length: 200 }, (_, k) => ({ ref_id: `R-${1000 + k}`, amount: `${100 + k}.25 EUR`, created: `2024-03-0${1 + (k % 9)}`, last4: String(1000 + (k % 7)) }));
     const facts = factsFromJson({ rows }, 600);
@@ -455,14 +493,20 @@ describe('properties', () => {
   test('property: facts whose keys repeat read back exactly, in order, with their keys, byte for byte, within the room', () => {
     // A few keys, so records repeat them; values of any one-line text, the characters a table line uses among them.
     const text = fc.string({ unit: fc.constantFrom('a', 'Z', '7', ' ', '=', '"', '\\', ':', ';', '|', '[', ']', '-', '.', '/'), minLength: 1, maxLength: 10 });
-    const value = fc.oneof(text.map((v) => v.replace(/\s+/g, ' ').trim()).filter((v) => v.length > 0), fc.constantFrom('""', '-', ';', 'x;', 'a:', '|'));
+    const value = fc.oneof(text.map((v) => v.replace(/\s+/g, ' ').trim()).filter((v) => v.length > 0), fc.constantFrom('""', '-', ';', 'x;', 'a:', '|', '12.50 EUR', '7 EUR', '-3 s', '1,5 s', '2 (x)'));
     const key = fc.constantFrom('id', 'total', 'items.sku', 'date', 'value', 'a:b', 'c|d', 'e;f');
+    // Some values joined from a number and a unit field: a column of them may name the unit once.
+    let unitHeads = 0;
     fc.assert(fc.property(
-      fc.array(fc.record({ key, value, source: fc.constantFrom('find @2', 'list @4') }), { minLength: 1, maxLength: 24 }),
+      fc.array(fc.oneof(
+        fc.record({ key, value, source: fc.constantFrom('find @2', 'list @4'), unitFromField: fc.boolean() }),
+        fc.record({ key: fc.constant('price'), value: fc.constantFrom('12.50 EUR', '7 EUR', '30 EUR'), source: fc.constantFrom('find @2', 'list @4'), unitFromField: fc.boolean() }),
+      ), { minLength: 1, maxLength: 24 }),
       fc.integer({ min: 0, max: 600 }),
       (raw, room) => {
-        const facts: LedgerFact[] = raw.map((f) => ({ ...f, firstSeen: 1, lastSeen: 9, references: 0, keyStrength: 2 }));
+        const facts: LedgerFact[] = raw.map(({ unitFromField, ...f }) => ({ ...f, firstSeen: 1, lastSeen: 9, references: 0, keyStrength: 2, ...(unitFromField ? { unitFromField } : {}) }));
         const whole = renderLedger({ facts, seen: facts.length, messages: 9 }, 100_000, count);
+        if (/ \((?:EUR|s)\)[|:]/.test(whole)) unitHeads++;
         const back = parseLedger(whole);
         // A key that only names a shape (`id`, `date`, `value`) may be written as the value alone and read back as `value`.
         const keyOf = (k: string) => (['id', 'date', 'value'].includes(k) ? 'a shape' : k.replace(/[\s="[\]]+/g, '_'));
@@ -474,6 +518,7 @@ describe('properties', () => {
         expect(renderLedger(parseLedger(block), room, count)).toBe(block);
       },
     ), propertyParams());
+    expect(unitHeads).toBeGreaterThan(0);
   });
 
   test('a fact seen in fold 1 and mentioned again later survives fold 2', async () => {

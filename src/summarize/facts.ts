@@ -27,6 +27,12 @@ export interface Fact {
    * around it (`3`, or `3/1` in a nested listing). Facts of one record share it; absent outside one.
    */
   readonly record?: string;
+  /**
+   * True when the value joins a number and the unit a sibling field gave it (`{ amount: 12.5,
+   * currency: "EUR" }` -> `12.5 EUR`): no text held the two together, so a summary may write the
+   * unit apart from the number (once in a table column's head). Absent for a value found as written.
+   */
+  readonly unitFromField?: boolean;
 }
 
 /**
@@ -506,8 +512,8 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
       const byParent = !keyed && AMOUNT_KEY.test(parent);
       if (!keyed && !byParent && Math.abs(node) < 100 && Number.isInteger(node)) return;
       const label = byParent ? `${parent}.${leaf}`.replace(/[^\w.-]+/g, '_').slice(0, FACT_LABEL_MAX_CHARS) : labelOf(path);
-      const withUnit = unit && AMOUNT_KEY.test(byParent ? parent : leaf) ? `${node} ${unit}` : String(node);
-      push({ record, label, labelFrom: 'field', value: withUnit });
+      const joined = unit !== undefined && unit !== '' && AMOUNT_KEY.test(byParent ? parent : leaf);
+      push({ record, label, labelFrom: 'field', value: joined ? `${node} ${unit}` : String(node), ...(joined ? { unitFromField: true } : {}) });
     }
   };
   walk(value, [], undefined, undefined);

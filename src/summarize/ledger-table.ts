@@ -2,14 +2,19 @@
  * The table form of a ledger line: the facts of one source whose keys repeat (the records of a
  * listing) written with each key once, as columns, and each record as a row of values.
  *
- *     - [list_orders @12] order_id|total|placed_at: ORD-1 "12.50 EUR" 2024-06-01; ORD-2 "" 2024-06-02
+ *     - [list_orders @12] order_id|placed_at|total (EUR): ORD-1 2024-06-01 12.5; ORD-2 2024-06-02; ORD-3 "" 7
  *
- * The columns are the keys in the order they first occur, joined by `|` and ended by `: `. Rows
- * are separated by `; `, cells by a space. A cell is the value bare when it holds no space or `;`
- * and does not start with `"`, else a JSON string; `""` is a cell the row has no value for. Each
- * row is one record (`LineItem.record`; an item without one is a row of its own), so a row never
- * puts one record's value beside another's; rows come in the order their records first occur.
- * Read back, the items come row by row in column order, each with its row as its record. Pure.
+ * The columns are the keys, those more records hold first (then in the order they first occur),
+ * joined by `|` and ended by `: `. A column whose values are all a number joined with one same
+ * unit a field gave it (`{ total: 12.5, currency: "EUR" }`; `unitFromField`) names the unit once,
+ * after its key (`total (EUR)`), and its cells hold the numbers; a value a text wrote whole
+ * (`"4.37 s"`) stays whole. Rows are separated by `; `, cells by a space. A cell is the value
+ * bare when it holds no space or `;` and does not start with `"`, else a JSON string; `""` is a
+ * cell the row has no value for, and a row ends at its last value (the cells after it are empty).
+ * Each row is one record (`LineItem.record`; an item without one is a row of its own), so a row
+ * never puts one record's value beside another's; rows come in the order their records first
+ * occur. Read back, the items come row by row in column order, each with its row as its record.
+ * Pure.
  */
 
 /** One fact of a line: its key as the block writes it, its value, and the record (row) it belongs to. */
@@ -17,16 +22,34 @@ export interface LineItem {
   readonly key: string;
   readonly value: string;
   readonly record?: string;
+  /** The value joins a number and the unit a sibling field gave it (`Fact.unitFromField`): its column may name the unit once. */
+  readonly unitFromField?: boolean;
 }
 
 /** A key a column can hold: none of the characters that delimit the table or a ledger line. */
 const COLUMN_KEY = /^[^\s=":;|[\]]+$/;
+/** A column as the table's head writes it: its key, and the unit its values share, if they share one. */
+const COLUMN = /^([^\s=":;|[\]]+)(?: \(([^\s\d"():;=|[\]]+)\))?$/;
 /** The start of a table: its columns and the `: ` that ends them. */
-const COLUMNS = /^([^\s=":;|[\]]+(?:\|[^\s=":;|[\]]+)*): /;
+const COLUMNS = /^([^\s=":;|[\]]+(?: \([^\s\d"():;=|[\]]+\))?(?:\|[^\s=":;|[\]]+(?: \([^\s\d"():;=|[\]]+\))?)*): /;
+/** A value a unit column holds: a number, a space and the unit (no digit, none of the head's delimiters). */
+const NUMBER_WITH_UNIT = /^([-+]?\d[\d.,]*) ([^\s\d"():;=|[\]]+)$/;
+/** A unit column's cell: the number of a `NUMBER_WITH_UNIT` value. */
+const UNIT_CELL = /^[-+]?\d[\d.,]*$/;
 
 /** A value as a cell writes it: bare when it holds no space or `;` and does not start with `"`, else a JSON string. */
-export function cellValue(value: string): string {
+function cellValue(value: string): string {
   return /[\s;]/.test(value) || value.startsWith('"') ? JSON.stringify(value) : value;
+}
+
+/**
+ * A value as a cell most likely writes it, for pricing before the table is written: the number
+ * alone for a number joined with the unit a field gave it (its column names the unit once when
+ * the others share it), else `cellValue`.
+ */
+export function likelyCell(value: string, unitFromField: boolean): string {
+  const m = unitFromField ? NUMBER_WITH_UNIT.exec(value) : null;
+  return m ? m[1] : cellValue(value);
 }
 
 /** True when the items can be written as a table: some key repeats, and every key can be a column. */
@@ -57,33 +80,59 @@ export function byRecords<T extends { readonly record?: string }>(items: readonl
 }
 
 /**
+ * The unit every value of a column states after its number (`12.50 EUR`, `7 EUR`: `EUR`), when at
+ * least two values share it, each joined from a number and a unit field (`unitFromField`: a value
+ * a text wrote whole stays whole), and none holds anything else; written once in the column's head.
+ */
+function sharedUnit(values: readonly LineItem[]): string | undefined {
+  let unit: string | undefined;
+  for (const { value, unitFromField } of values) {
+    const m = unitFromField ? NUMBER_WITH_UNIT.exec(value) : null;
+    if (!m || (unit !== undefined && m[2] !== unit)) return undefined;
+    unit = m[2];
+  }
+  return values.length >= 2 ? unit : undefined;
+}
+
+/**
  * The items as a table (the line's text after its header), one row per record; undefined when a
  * record holds a key twice (two values for one cell: the items are written as such then). The
  * caller checks `fitsTable` first.
  */
 export function writeTable(items: readonly LineItem[]): string | undefined {
   const records = byRecords(items);
-  const columns: string[] = [];
-  const column = new Map<string, number>();
+  const keys: string[] = [];
+  const values = new Map<string, LineItem[]>();
   for (const members of records) {
-    for (const { key } of members) {
-      if (!column.has(key)) {
-        column.set(key, columns.length);
-        columns.push(key);
+    const seen = new Set<string>();
+    for (const item of members) {
+      if (seen.has(item.key)) return undefined;
+      seen.add(item.key);
+      const list = values.get(item.key);
+      if (list) list.push(item);
+      else {
+        keys.push(item.key);
+        values.set(item.key, [item]);
       }
     }
   }
+  // Columns more records fill first, so a record that lacks the rarer ones ends its row early.
+  const columns = keys.map((key, first) => ({ key, first, filled: values.get(key)!.length, unit: sharedUnit(values.get(key)!) }))
+    .sort((a, b) => b.filled - a.filled || a.first - b.first);
+  const column = new Map(columns.map((c, at) => [c.key, at]));
   const rows: string[] = [];
   for (const members of records) {
     const row: (string | undefined)[] = columns.map(() => undefined);
     for (const { key, value } of members) {
       const at = column.get(key)!;
-      if (row[at] !== undefined) return undefined;
-      row[at] = cellValue(value);
+      const unit = columns[at].unit;
+      row[at] = cellValue(unit === undefined ? value : value.slice(0, value.length - unit.length - 1));
     }
-    rows.push(row.map((cell) => cell ?? '""').join(' '));
+    let last = row.length;
+    while (last > 0 && row[last - 1] === undefined) last--;
+    rows.push(row.slice(0, last).map((cell) => cell ?? '""').join(' '));
   }
-  return `${columns.join('|')}: ${rows.join('; ')}`;
+  return `${columns.map((c) => (c.unit === undefined ? c.key : `${c.key} (${c.unit})`)).join('|')}: ${rows.join('; ')}`;
 }
 
 /** Reads a JSON string starting at `at`: its value and where it ends, or undefined when it does not read. */
@@ -101,14 +150,20 @@ export function readJsonString(text: string, at: number): { value: string; end: 
 
 /**
  * The items of a table line's text, row by row, each row in column order, without its empty
- * cells, each with its row's number as its record. Undefined when the text is not a table: no columns, a row with another number of cells
- * than there are columns, a row with no value, or a cell that does not read.
+ * cells, each with its row's number as its record (a unit column's numbers with their unit, as
+ * values joined from a unit field). A row may end in empty cells (as earlier versions wrote every
+ * row in full). Undefined when the text is not a table: no columns, a row with more cells than
+ * there are columns or with no value, a cell that does not read, or a unit column's cell that is
+ * not a number.
  */
 export function readTable(text: string): LineItem[] | undefined {
   const head = COLUMNS.exec(text);
   if (!head) return undefined;
-  const columns = head[1].split('|');
-  if (new Set(columns).size !== columns.length) return undefined;
+  const columns = head[1].split('|').map((spec) => {
+    const m = COLUMN.exec(spec)!;
+    return { key: m[1], unit: m[2] };
+  });
+  if (new Set(columns.map((c) => c.key)).size !== columns.length) return undefined;
   const items: LineItem[] = [];
   let row = 0;
   let at = head[0].length;
@@ -144,11 +199,14 @@ export function readTable(text: string): LineItem[] | undefined {
       else if (text[at] !== ' ') return undefined;
       else at++;
     }
-    if (cells.length !== columns.length || cells.every((c) => c === undefined)) return undefined;
+    if (cells.length > columns.length || cells.every((c) => c === undefined)) return undefined;
     const record = String(row++);
-    cells.forEach((value, i) => {
-      if (value !== undefined) items.push({ key: columns[i], value, record });
-    });
+    for (const [i, value] of cells.entries()) {
+      if (value === undefined) continue;
+      const { key, unit } = columns[i];
+      if (unit !== undefined && !UNIT_CELL.test(value)) return undefined;
+      items.push(unit === undefined ? { key, value, record } : { key, value: `${value} ${unit}`, record, unitFromField: true });
+    }
   }
   return items.length > 0 ? items : undefined;
 }

@@ -1,7 +1,7 @@
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { factsFromContent, factsFromText, identifiesAlone, isDistinctive, type Fact } from './facts.js';
-import { byRecords, cellValue, fitsTable, readJsonString, readTable, writeTable, type LineItem } from './ledger-table.js';
+import { byRecords, fitsTable, likelyCell, readJsonString, readTable, writeTable, type LineItem } from './ledger-table.js';
 
 /**
  * The fact ledger: every identifier, code, path, URL, email, date and amount the summarized
@@ -60,6 +60,8 @@ export interface LedgerFact {
    * a table line keeps each record on one row. Absent outside a listing.
    */
   readonly record?: string;
+  /** Its value joins a number and the unit a sibling field gave it (`Fact.unitFromField`): a table may write the unit once, in its column's head. */
+  readonly unitFromField?: boolean;
 }
 
 /** The ledger: its facts in insertion order, how many distinct facts were ever seen, how many messages were read. */
@@ -317,7 +319,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
         : (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
           ?? (fact.kind !== undefined ? restated(fact) : undefined);
       if (at === undefined) {
-        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, record: found.record };
+        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, record: found.record, ...(found.unitFromField ? { unitFromField: true } : {}) };
         remember(added, facts.length);
         if (own !== undefined) index.set(own, facts.length);
         touched.add(facts.length);
@@ -347,6 +349,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
         references: old.references + (again ? 1 : 0),
         keyStrength: better ? strength : old.keyStrength,
         record,
+        ...(old.unitFromField ? { unitFromField: true } : {}),
       };
       facts[at] = updated;
       if (better) remember(facts[at], at);
@@ -637,7 +640,7 @@ function groupBody(given: readonly LedgerFact[], countText: TextCounter): string
   // items, as rows, never suggest that one record's value belongs to another.
   const facts = given.some((f) => f.record !== undefined) ? byRecords(given).flat() : given;
   const items = facts.map((f) => factItem(f)).join(' ');
-  const cells: LineItem[] = facts.map((f) => ({ key: columnKey(f), value: f.value, ...(f.record === undefined ? {} : { record: f.record }) }));
+  const cells: LineItem[] = facts.map((f) => ({ key: columnKey(f), value: f.value, ...(f.record === undefined ? {} : { record: f.record }), ...(f.unitFromField ? { unitFromField: true } : {}) }));
   if (!fitsTable(cells)) return items;
   const table = writeTable(cells);
   return table !== undefined && countText(table) < countText(items) ? table : items;
@@ -726,7 +729,7 @@ function* writeLedgerSteps(ledger: Ledger, maxTokens: number, counter: TextCount
       const group = fact.source;
       const key = columnKey(fact);
       const keys = groupsOpen.get(group);
-      let extra = keys?.has(key) ? (cellCost[i] ??= countText(` ${cellValue(fact.value)}`)) : (itemCost[i] ??= countText(` ${factItem(fact)}`));
+      let extra = keys?.has(key) ? (cellCost[i] ??= countText(` ${likelyCell(fact.value, fact.unitFromField === true)}`)) : (itemCost[i] ??= countText(` ${factItem(fact)}`));
       if (!keys) {
         if (!headerCost.has(group)) {
           const stats = groupStats(ledger.facts, bySource.get(group)!);
@@ -821,8 +824,8 @@ export function parseLedger(summaryText: string): Ledger {
     if (group === null) break;
     if (group) {
       ({ source, references, lastSeen } = group);
-      for (const { key, value, record } of group.items) {
-        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key), record });
+      for (const { key, value, record, unitFromField } of group.items) {
+        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key), record, ...(unitFromField ? { unitFromField } : {}) });
       }
       continue;
     }
