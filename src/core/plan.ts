@@ -326,11 +326,13 @@ function protectedTokens(grouping: Grouping, tokens: ArrayLike<number>, hEnd: nu
 
 /**
  * The room a summary of [hEnd, end) has in the view that keeps everything else: `max` minus the
- * head, pinned messages, every message from `end` on, the request overhead and the summary's
- * frame; at least 0. Every message it adds up was counted (a fold ends at or after the counted part).
+ * head, pinned messages, every message from `end` on (less `cleared`, what clearing the kept
+ * tail's bulky results frees where the view must clear them anyway), the request overhead and the
+ * summary's frame; at least 0. Every message it adds up was counted (a fold ends at or after the
+ * counted part).
  */
-function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number, end: number, max: number, overhead: number, frameCost: number): number {
-  let kept = overhead + frameCost;
+function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number, end: number, max: number, overhead: number, frameCost: number, cleared: number): number {
+  let kept = overhead + frameCost - cleared;
   const n = grouping.groupOf.length;
   for (let i = 0; i < n; i++) if (i < hEnd || i >= end || grouping.pinned[i]) kept += tokens[i];
   return Math.max(0, max - kept);
@@ -435,6 +437,45 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   const reason = new Uint8Array(n); // DROP code per message; 0 = kept
   let total = before;
 
+  const minChars = options.collapseMinChars;
+  const clearedCopies = new Map<number, { message: M; tokens: number } | null>();
+  /**
+   * Message `i` with its bulky results cleared (each result of at least its share of `minChars`;
+   * the user's own text beside results is kept) and its tokens; undefined when it has none, or
+   * clearing saves nothing. Worked out once per message.
+   */
+  const clearedCopy = (i: number, minChars: number): { message: M; tokens: number } | undefined => {
+    const results = lens.read(messages[i]).results;
+    if (results.length === 0) return undefined;
+    let chars = 0;
+    for (const r of results) chars += r.content.length;
+    if (chars < minChars) return undefined;
+    const known = clearedCopies.get(i);
+    if (known !== undefined) return known ?? undefined;
+    let copy: { message: M; tokens: number } | null = null;
+    let cleared = messages[i];
+    for (let slot = results.length - 1; slot >= 0; slot--) {
+      const length = results[slot].content.length;
+      if (length >= minChars / results.length) cleared = lens.collapseResult(cleared, slot, input.clearedText ? input.clearedText(i, length) : collapsedPlaceholder(length));
+    }
+    const after = count(cleared);
+    if (after < tokens[i]) copy = { message: cleared, tokens: after };
+    clearedCopies.set(i, copy);
+    return copy ?? undefined;
+  };
+  // The kept tail's bulky results (never the newest) the view must clear anyway, with no summary
+  // in it, when the protected part alone is over the limit: oldest first, only as many as that
+  // takes (the last pass below clears the same). The room they free is the summary's.
+  const newestGroup = max !== undefined && minChars !== undefined && minimumTokens > max ? newestResultsGroup(grouping, messages, lens, protectedStart) : -1;
+  let tailSavings = 0;
+  if (max !== undefined && minChars !== undefined) {
+    for (let i = protectedStart; i < n && minimumTokens - tailSavings > max; i++) {
+      if (grouping.groupOf[i] === newestGroup) continue;
+      const copy = clearedCopy(i, minChars);
+      if (copy) tailSavings += tokens[i] - copy.tokens;
+    }
+  }
+
   let summaryMessage: M | undefined;
   let summaryTokens: number | undefined;
   let summaryAllowedTokens: number | undefined;
@@ -447,8 +488,9 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     let message: M | undefined = frame(summary.text);
     let cost = count(message);
     if (max !== undefined) {
-      // The summary gets the room the protected part leaves: it never pushes a view over the budget.
-      const room = max - minimumTokens;
+      // The summary gets the room the protected part leaves (its bulky results cleared where the
+      // view must clear them anyway): it never pushes a view over the budget.
+      const room = max - minimumTokens + tailSavings;
       summaryAllowedTokens = Math.max(0, room);
       if (cost > room) {
         const frameCost = count(frame(''));
@@ -468,8 +510,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
           target -= candidateCost - room; // the counts disagreed a little: ask for that much less
         }
         notes.push(message
-          ? `summary shortened to ${cost} of the ${room} tokens left once the head, system messages and kept tail are sent`
-          : `summary left out: only ${Math.max(0, room)} tokens are left once the head, system messages and kept tail are sent`);
+          ? `summary shortened to ${cost} of the ${room} tokens left once the head, system messages and kept tail are sent${tailSavings > 0 ? ' (its bulky results cleared)' : ''}`
+          : `summary left out: only ${Math.max(0, room)} tokens are left once the head, system messages and kept tail are sent${tailSavings > 0 ? ' (its bulky results cleared)' : ''}`);
       }
     }
     if (message) {
@@ -497,25 +539,13 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   let leadNoteAt = -1;
   const replaced = new Map<number, M>();
   const collapsed: CollapsedResult[] = [];
-  const minChars = options.collapseMinChars;
   /** Clears the bulky results of message `i` in place (the pair stays, so the view stays valid) when that saves tokens. */
   const collapseBulky = (i: number, minChars: number) => {
-    const results = lens.read(messages[i]).results;
-    if (results.length === 0) return;
-    let chars = 0;
-    for (const r of results) chars += r.content.length;
-    if (chars < minChars) return;
-    // Each bulky result is cleared in place; the user's own text beside results is kept.
-    let cleared = messages[i];
-    for (let slot = results.length - 1; slot >= 0; slot--) {
-      const length = results[slot].content.length;
-      if (length >= minChars / results.length) cleared = lens.collapseResult(cleared, slot, input.clearedText ? input.clearedText(i, length) : collapsedPlaceholder(length));
-    }
-    const after = count(cleared);
-    if (after >= tokens[i]) return;
-    replaced.set(i, cleared);
-    collapsed.push({ index: i, tokensBefore: tokens[i], tokensAfter: after });
-    total += after - tokens[i];
+    const copy = clearedCopy(i, minChars);
+    if (!copy) return;
+    replaced.set(i, copy.message);
+    collapsed.push({ index: i, tokensBefore: tokens[i], tokensAfter: copy.tokens });
+    total += copy.tokens - tokens[i];
   };
   if (max !== undefined && total > max && minChars !== undefined) {
     // Clear bulky results older than the tail first.
@@ -655,7 +685,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit) {
     const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, coverLimit, untrimmed, summaryTokens ?? 0, options);
     const belowStep = countedFrom <= coveredEnd && !foldsAStep(grouping, tokens, coveredEnd, coverLimit, untrimmed, summaryTokens ?? 0, options);
-    summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole))) };
+    summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole)), tailSavings) };
     if (belowStep) summarize = { ...summarize, belowStep };
   }
   return {
