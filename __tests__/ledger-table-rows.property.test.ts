@@ -211,3 +211,56 @@ describe('a listing\'s record keeps the values it shares with other records', ()
     }), propertyParams());
   });
 });
+
+describe('a record fetched again is the same record', () => {
+  // A record read once (alone, or as a row of a listing), then read again later with some of its
+  // fields changed. Its id is one fact wherever it occurs, filed where it was first read; the values
+  // that did not change are that record's facts again, so they stay beside the id, not on a line of
+  // their own that does not say which record they belong to.
+  const fetchedArb = fc.record({
+    rows: fc.array(fc.record({ day: fc.integer({ min: 1, max: 28 }), amount: fc.integer({ min: 100, max: 9999 }), last4: fc.integer({ min: 1000, max: 9999 }) }), { minLength: 1, maxLength: 6 }),
+    changed: fc.array(fc.constantFrom('created', 'amount', 'card_last4'), { maxLength: 2 }),
+    listing: fc.boolean(),
+    between: fc.integer({ min: 0, max: 3 }),
+    // The user names the record first, and the calls ask for it by its id.
+    named: fc.boolean(),
+  });
+
+  test('the values that did not change stay on the line (and row) holding the record\'s id', () => {
+    let named = 0;
+    fc.assert(fc.property(fetchedArb, ({ rows, changed, listing, between, named: userNamed }) => {
+      const first = rows.map((r, k) => ({ ref_id: `R-${7100 + k}`, created: `2024-05-${String(r.day).padStart(2, '0')}`, amount: `${r.amount}.25 CAD`, card_last4: `${r.last4}` }));
+      const again = first.map((r, k) => (k === 0 ? { ...r, ...Object.fromEntries(changed.map((f) => [f, f === 'created' ? '2025-01-02' : f === 'amount' ? '1.75 CAD' : '0042'])) } : r));
+      const payload = (records: typeof first) => (listing ? { payments: records } : records[0]);
+      const args = userNamed ? { ref_id: first[0].ref_id } : { page: 1 };
+      if (userNamed) named++;
+      const entries: TranscriptEntry[] = [
+        ...(userNamed ? [{ role: 'user' as const, text: `Please check payment ${first[0].ref_id}.`, calls: [], results: [] }] : []),
+        call('c0', 'get_payments', args), result('c0', 'get_payments', payload(first)),
+        ...Array.from({ length: between }, (_, k) => [call(`x${k}`, 'lookup', { q: k }), result(`x${k}`, 'lookup', { note_id: `N-${k}` })]).flat(),
+        call('c1', 'get_payments', args), result('c1', 'get_payments', payload(again)),
+      ];
+      const block = renderLedger(extendLedger(emptyLedger(), entries), 100_000, count);
+      const lines = block.split('\n').filter((l) => l.startsWith('- ['));
+      // Each line as groups of values: a table's rows, or an items line's values whole.
+      const groupsOf = (line: string): string[][] => rowsOf(line)?.rows.map((row) => row.filter((c) => c !== '')) ?? [itemValues(line) ?? []];
+      const groups = lines.flatMap(groupsOf);
+      const records = listing ? first : first.slice(0, 1);
+      // A group that names no record: what it holds is read as nobody's.
+      const orphans = groups.filter((g) => !records.some((r) => g.includes(r.ref_id)));
+      records.forEach((record, k) => {
+        const now = listing ? again[k] : again[0];
+        const unchanged = Object.values(record).filter((v, i) => Object.values(now)[i] === v && v !== record.ref_id);
+        const withId = groups.filter((g) => g.includes(record.ref_id));
+        expect({ id: record.ref_id, lines: withId.length }).toEqual({ id: record.ref_id, lines: 1 });
+        for (const v of unchanged) {
+          // Beside the id, and on no line or row that names no record (two records may share a value by chance).
+          const alone = orphans.some((g) => g.includes(v));
+          expect({ block, id: record.ref_id, value: v, besideId: withId[0].includes(v), alone }).toEqual({ block, id: record.ref_id, value: v, besideId: true, alone: false });
+        }
+      });
+      expect(renderLedger(parseLedger(block), 100_000, count)).toBe(block);
+    }), propertyParams());
+    expect(named).toBeGreaterThan(0);
+  });
+});

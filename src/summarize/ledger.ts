@@ -233,6 +233,15 @@ export function extendLedger(previous: Ledger, entries: readonly TranscriptEntry
   return builder.ledger();
 }
 
+/** A field that names its record (`order_id`, `orderId`, `invoice_number`, `sha`): its last word is an identifier's. */
+const RECORD_ID_KEY = /(?:^|[_\-.])(?:id|uuid|guid|number|no|num|ref|reference|sha|slug)$|[a-z](?:Id|ID|Uuid|Number|Ref|Sha|Slug)$/;
+
+/** Where a record read again was first read: its source and its record there. */
+interface RecordHome {
+  readonly source: string;
+  readonly record: string | undefined;
+}
+
 /** A ledger extended a few messages at a time (`extendLedger` in steps, for a caller that yields between them). */
 export interface LedgerBuilder {
   /** Reads the next entries, numbered after those already read; the same rules as `extendLedger`. */
@@ -275,6 +284,8 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
   };
   facts.forEach((f, i) => {
     remember(f, i);
+    // A record's own value read back is that record's again when it is read once more (`homesOf`).
+    if (f.keyStrength === 2 && !PROSE_SOURCE.test(f.source) && !identifiesAlone(f.value)) index.set(ownIdentity(f.source, f.record, f.key, f.value), i);
     lookFor.push(isReferenceable(f.value));
     file(f.value, i);
     distinct.push(isDistinctive(f.value));
@@ -288,6 +299,29 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
 
   // A fact a result's own field value may take over: one only words or a call named so far.
   const claimable = (i: number | undefined) => (i !== undefined && (facts[i].keyStrength < 2 || askedOnly[i]) ? i : undefined);
+
+  /**
+   * The records of a result read before: a record whose first identifier field (`RECORD_ID_KEY`:
+   * `order_id`, `sha`) holds a value an earlier result's record holds under the same field is that
+   * record read again (keyed by `Fact.record`, '' for a record outside a listing). A value only a
+   * call or words named so far names no record yet.
+   */
+  const homesOf = (found: readonly Fact[]): Map<string, RecordHome> => {
+    const homes = new Map<string, RecordHome>();
+    const looked = new Set<string>();
+    for (const f of found) {
+      const record = f.record ?? '';
+      if (looked.has(record) || f.labelFrom !== 'field') continue;
+      const fact = normalized(f);
+      const { key } = keyOf(fact);
+      if (!RECORD_ID_KEY.test(key)) continue;
+      looked.add(record);
+      const at = index.get(factIdentity(key, fact.value));
+      const held = at === undefined ? undefined : facts[at];
+      if (held && held.key === key && held.keyStrength === 2 && !askedOnly[at!] && !callSourced[at!] && !PROSE_SOURCE.test(held.source)) homes.set(record, { source: held.source, record: held.record });
+    }
+    return homes;
+  };
 
   const read = (entry: TranscriptEntry) => {
     const touched = new Set<number>();
@@ -304,14 +338,17 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const at = facts.findIndex((f, i) => distinct[i] && f.value !== core && f.value.includes(core) && mentions(f.value.replace(/_/g, ' '), core));
       return at >= 0 ? at : undefined;
     };
-    const add = (found: Fact, source: string, asked = false, data = false) => {
+    const add = (found: Fact, source: string, asked = false, data = false, home?: RecordHome) => {
       const fact = normalized(found);
       if (!fact.value) return;
       const { key, strength } = keyOf(fact);
       // A result's field value that names nothing alone is that record's own fact: it is one with
       // a fact of the same record and field, or takes over a fact only words or a call named so far
-      // (the first record to hold it); never one another record or result holds by chance.
-      const own = data && strength === 2 && !identifiesAlone(fact.value) ? ownIdentity(source, found.record, key, fact.value) : undefined;
+      // (the first record to hold it); never one another record or result holds by chance. A record
+      // read before (`home`) is that record: its unchanged values are its facts again.
+      const own = data && strength === 2 && !identifiesAlone(fact.value)
+        ? (home ? ownIdentity(home.source, home.record, key, fact.value) : ownIdentity(source, found.record, key, fact.value))
+        : undefined;
       if (own !== undefined) stated.add(fact.value);
       const identity = factIdentity(key, fact.value);
       const at = own !== undefined
@@ -368,7 +405,9 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     }
     for (const result of entry.results) {
       const source = sourceLabel(result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool', ordinal);
-      for (const fact of factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source, false, true);
+      const found = factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data');
+      const homes = homesOf(found);
+      for (const fact of found) add(fact, source, false, true, homes.get(fact.record ?? ''));
     }
     // Known facts this message mentions without stating them as a fact (an id in a call's arguments,
     // a code in prose): only those whose anchor is one of its words are searched for.
