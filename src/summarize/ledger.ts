@@ -311,10 +311,9 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     const looked = new Set<string>();
     for (const f of found) {
       const record = f.record ?? '';
-      if (looked.has(record) || f.labelFrom !== 'field') continue;
+      if (looked.has(record) || f.labelFrom !== 'field' || f.label === undefined || !RECORD_ID_KEY.test(f.label.trim())) continue;
       const fact = normalized(f);
       const { key } = keyOf(fact);
-      if (!RECORD_ID_KEY.test(key)) continue;
       looked.add(record);
       const at = index.get(factIdentity(key, fact.value));
       const held = at === undefined ? undefined : facts[at];
