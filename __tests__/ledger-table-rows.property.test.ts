@@ -242,17 +242,27 @@ describe('a record fetched again is the same record', () => {
       ];
       const block = renderLedger(extendLedger(emptyLedger(), entries), 100_000, count);
       const lines = block.split('\n').filter((l) => l.startsWith('- ['));
-      // Each line as groups of values: a table's rows, or an items line's values whole.
-      const groupsOf = (line: string): string[][] => rowsOf(line)?.rows.map((row) => row.filter((c) => c !== '')) ?? [itemValues(line) ?? []];
-      const groups = lines.flatMap(groupsOf);
+      // Each line as groups of values: a table's rows, or an items line's values whole, with the
+      // record its header names (`- [get_payments @4 for ref_id=R-7100]`).
+      const headerRef = (line: string) => /^- \[[^\]]* for [^=\]]+=([^\]]+)\]/.exec(line)?.[1];
+      const groupsOf = (line: string, withRef: boolean): string[][] => rowsOf(line)?.rows.map((row) => row.filter((c) => c !== ''))
+        ?? [[...(itemValues(line) ?? []), ...(withRef && headerRef(line) !== undefined ? [headerRef(line)!] : [])]];
+      // The values as written (the id written once), and the groups with the records their headers name.
+      const groups = lines.flatMap((l) => groupsOf(l, false));
+      const namedGroups = lines.flatMap((l) => groupsOf(l, true));
       const records = listing ? first : first.slice(0, 1);
       // A group that names no record: what it holds is read as nobody's.
-      const orphans = groups.filter((g) => !records.some((r) => g.includes(r.ref_id)));
+      const orphans = namedGroups.filter((g) => !records.some((r) => g.includes(r.ref_id)));
       records.forEach((record, k) => {
         const now = listing ? again[k] : again[0];
         const unchanged = Object.values(record).filter((v, i) => Object.values(now)[i] === v && v !== record.ref_id);
         const withId = groups.filter((g) => g.includes(record.ref_id));
         expect({ id: record.ref_id, lines: withId.length }).toEqual({ id: record.ref_id, lines: 1 });
+        // A value that changed is a new fact; a record outside a listing names its id on that line too.
+        if (!listing) {
+          const changedValues = Object.values(now).filter((v, i) => Object.values(record)[i] !== v);
+          for (const v of changedValues) expect({ block, value: v, named: namedGroups.some((g) => g.includes(v) && g.includes(record.ref_id)) }).toEqual({ block, value: v, named: true });
+        }
         for (const v of unchanged) {
           // Beside the id, and on no line or row that names no record (two records may share a value by chance).
           const alone = orphans.some((g) => g.includes(v));

@@ -379,6 +379,36 @@ describe('the ledger block: rendering, reading back, shortening', () => {
     ]);
   });
 
+  test("a line whose record's id another line holds names that id in its header; read back, the same facts and bytes", () => {
+    // An order whose result names its shipment's tracking number, then the shipment's own result;
+    // then the order read again with a changed total.
+    const entries = [
+      call('c1', 'get_order', { q: 'latest' }), result('c1', 'get_order', { order_id: 'ORD-31', tracking_number: 'TRK8812', placed_at: '2024-06-01', total: '12.50 EUR' }),
+      call('c2', 'track', { carrier: 'ups' }), result('c2', 'track', { tracking_number: 'TRK8812', estimated_delivery: '2024-06-09', last_scan: '2024-06-05T10:00:00Z' }),
+      call('c3', 'get_order', { q: 'latest' }), result('c3', 'get_order', { order_id: 'ORD-31', tracking_number: 'TRK8812', placed_at: '2024-06-01', total: '14 EUR' }),
+    ];
+    const ledger = extendLedger(emptyLedger(), entries);
+    const block = renderLedger(ledger, 10_000, count);
+    const lines = block.split('\n');
+    const track = lines.find((l) => l.startsWith('- [track @4'))!;
+    expect(track).toMatch(/^- \[track @4[^\]]* for tracking_number=TRK8812\] /);
+    expect(track).toContain('estimated_delivery=2024-06-09');
+    const again = lines.find((l) => l.startsWith('- [get_order @6'))!;
+    expect(again).toMatch(/ for order_id=ORD-31\] /);
+    expect(again).toContain('"14 EUR"');
+    // The first line holds its own id: no reference there.
+    expect(lines.find((l) => l.startsWith('- [get_order @2'))).not.toContain(' for ');
+    // A reference is not a fact: the same facts read back, and the same bytes.
+    const triples = (l: Ledger) => l.facts.map((f) => `${f.source} ${f.key}=${f.value}`).sort();
+    expect(triples(parseLedger(block))).toEqual(triples(ledger));
+    expect(renderLedger(parseLedger(block), 10_000, count)).toBe(block);
+    // A summary of an earlier version (no reference) still reads.
+    expect(triples(parseLedger(block.replace(/ for [^\]]+\]/g, ']')))).toEqual(triples(ledger));
+    // Carried into the next fold and mentioned there, the line still names its record.
+    const next = renderLedger(extendLedger(parseLedger(block), [assistant('The parcel is due 2024-06-09.')]), 10_000, count);
+    expect(next.split('\n').find((l) => l.startsWith('- [track @4'))).toMatch(/ for tracking_number=TRK8812\] /);
+  });
+
   test('a long listing whose records share dates and codes is read to its last record (a value repeated per record does not use up the facts a message may give)', () => {
     const rows = Array.from({ length: 200 }, (_, k) => ({ ref_id: `R-${1000 + k}`, amount: `${100 + k}.25 EUR`, created: `2024-03-0${1 + (k % 9)}`, last4: String(1000 + (k % 7)) }));
     const facts = factsFromJson({ rows }, 600);

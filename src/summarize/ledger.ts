@@ -62,6 +62,13 @@ export interface LedgerFact {
   readonly record?: string;
   /** Its value joins a number and the unit a sibling field gave it (`Fact.unitFromField`): a table may write the unit once, in its column's head. */
   readonly unitFromField?: boolean;
+  /**
+   * The record it belongs to, as `key=value` of the record's id, when another line holds that id
+   * (a record read again, or one whose id another record's field held first): its line names it
+   * in its header (`- [track @4 for tracking_number=TRK8812]`) so its values say whose they are.
+   * A reference, not a fact. Absent when its own line holds the id.
+   */
+  readonly of?: string;
 }
 
 /** The ledger: its facts in insertion order, how many distinct facts were ever seen, how many messages were read. */
@@ -114,7 +121,9 @@ const PICK_SLICE = 256;
 export const LEDGER_TITLE = 'Facts:';
 
 const META = /^- \((\d+) of (\d+) facts kept, (\d+) messages read\)$/;
-const HEADER = /^- \[([^\s@\]]+) @(\d+)(?: ×(\d+) @(\d+))?\](?: (.*))?$/;
+const HEADER = /^- \[([^\s@\]]+) @(\d+)(?: ×(\d+) @(\d+))?(?: for ([^\s=\]]+=[^\s\]]+))?\](?: (.*))?$/;
+/** A record's id as a header names it (`of`): a key and a value that hold no space, `=` (the key) or `]`. */
+const RECORD_REF = /^[^\s=\]]+=[^\s\]]+$/;
 const SHAPE_KEY = /^(?:email|url|uuid|date|phone|path|hash|version|amount|id|code|number|ending|name|value)$/;
 /** A bare fact line of an older summary (`- order_id: X`), read when there is no ledger block. */
 const PLAIN_FACT = /^- ([\p{L}\p{N}_][\p{L}\p{N}_ .#'’-]{0,59}): (.+)$/u;
@@ -236,6 +245,21 @@ export function extendLedger(previous: Ledger, entries: readonly TranscriptEntry
 /** A field that names its record (`order_id`, `orderId`, `invoice_number`, `sha`): its last word is an identifier's. */
 const RECORD_ID_KEY = /(?:^|[_\-.])(?:id|uuid|guid|number|no|num|ref|reference|sha|slug)$|[a-z](?:Id|ID|Uuid|Number|Ref|Sha|Slug)$/;
 
+/**
+ * The first identifier field (`RECORD_ID_KEY`) of each record of a result's facts, keyed by
+ * `Fact.record` ('' outside a listing): its key as the block writes it, and its value.
+ */
+function idFields(found: readonly Fact[]): Map<string, { key: string; value: string }> {
+  const ids = new Map<string, { key: string; value: string }>();
+  for (const f of found) {
+    const record = f.record ?? '';
+    if (ids.has(record) || f.labelFrom !== 'field' || f.label === undefined || !RECORD_ID_KEY.test(f.label.trim())) continue;
+    const fact = normalized(f);
+    if (fact.value) ids.set(record, { key: keyOf(fact).key, value: fact.value });
+  }
+  return ids;
+}
+
 /** Where a record read again was first read: its source and its record there. */
 interface RecordHome {
   readonly source: string;
@@ -301,21 +325,15 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
   const claimable = (i: number | undefined) => (i !== undefined && (facts[i].keyStrength < 2 || askedOnly[i]) ? i : undefined);
 
   /**
-   * The records of a result read before: a record whose first identifier field (`RECORD_ID_KEY`:
+   * The records of a result read before: a record whose first identifier field (`idFields`:
    * `order_id`, `sha`) holds a value an earlier result's record holds under the same field is that
    * record read again (keyed by `Fact.record`, '' for a record outside a listing). A value only a
    * call or words named so far names no record yet.
    */
-  const homesOf = (found: readonly Fact[]): Map<string, RecordHome> => {
+  const homesOf = (ids: ReadonlyMap<string, { key: string; value: string }>): Map<string, RecordHome> => {
     const homes = new Map<string, RecordHome>();
-    const looked = new Set<string>();
-    for (const f of found) {
-      const record = f.record ?? '';
-      if (looked.has(record) || f.labelFrom !== 'field' || f.label === undefined || !RECORD_ID_KEY.test(f.label.trim())) continue;
-      const fact = normalized(f);
-      const { key } = keyOf(fact);
-      looked.add(record);
-      const at = index.get(factIdentity(key, fact.value));
+    for (const [record, { key, value }] of ids) {
+      const at = index.get(factIdentity(key, value));
       const held = at === undefined ? undefined : facts[at];
       if (held && held.key === key && held.keyStrength === 2 && !askedOnly[at!] && !callSourced[at!] && !PROSE_SOURCE.test(held.source)) homes.set(record, { source: held.source, record: held.record });
     }
@@ -386,6 +404,8 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
         keyStrength: better ? strength : old.keyStrength,
         record,
         ...(old.unitFromField ? { unitFromField: true } : {}),
+        // The record it belongs to stays named while it stays on its line.
+        ...(!better && old.of !== undefined ? { of: old.of } : {}),
       };
       facts[at] = updated;
       if (better) remember(facts[at], at);
@@ -405,8 +425,18 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     for (const result of entry.results) {
       const source = sourceLabel(result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool', ordinal);
       const found = factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data');
-      const homes = homesOf(found);
+      const ids = idFields(found);
+      const homes = homesOf(ids);
+      const before = facts.length;
       for (const fact of found) add(fact, source, false, true, homes.get(fact.record ?? ''));
+      // The result's own record (its top level) whose id another line holds: its new facts, those
+      // of the listings it holds too, name it.
+      const id = ids.get('');
+      const at = id === undefined ? undefined : index.get(factIdentity(id.key, id.value));
+      const of = id === undefined ? '' : `${id.key}=${id.value}`;
+      if (at !== undefined && facts[at].source !== source && RECORD_REF.test(of)) {
+        for (let i = before; i < facts.length; i++) if (facts[i].source === source) facts[i] = { ...facts[i], of };
+      }
     }
     // Known facts this message mentions without stating them as a fact (an id in a call's arguments,
     // a code in prose): only those whose anchor is one of its words are searched for.
@@ -576,8 +606,18 @@ export function rankFacts(facts: readonly LedgerFact[]): number[] {
 }
 
 /** The header of a group: its source, and when its facts were mentioned again, how often (the most any was) and when last. */
-function headerLine(source: string, references: number, lastSeen: number): string {
-  return references > 0 || lastSeen !== sourceOrdinal(source) ? `- [${source} ×${references} @${lastSeen}]` : `- [${source}]`;
+function headerLine(source: string, references: number, lastSeen: number, of?: string): string {
+  const ref = of === undefined ? '' : ` for ${of}`;
+  return references > 0 || lastSeen !== sourceOrdinal(source) ? `- [${source} ×${references} @${lastSeen}${ref}]` : `- [${source}${ref}]`;
+}
+
+/** The record a group's facts all belong to (`LedgerFact.of`), when they share one and none of them is its id. */
+function groupRef(facts: readonly LedgerFact[], members: readonly number[]): string | undefined {
+  const of = members.length > 0 ? facts[members[0]].of : undefined;
+  if (of === undefined) return undefined;
+  const id = of.slice(of.indexOf('=') + 1);
+  for (const i of members) if (facts[i].of !== of || facts[i].value === id) return undefined;
+  return of;
 }
 
 /**
@@ -701,7 +741,7 @@ function writeLines(ledger: Ledger, chosen: readonly number[], title: string, co
     || (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   const lines = [title, metaLine(chosen.length, Math.max(ledger.seen, chosen.length), ledger.messages)];
   for (const group of ordered) {
-    lines.push(`${headerLine(group.source, group.references, group.lastSeen)} ${groupBody(group.members.map((i) => ledger.facts[i]), countText)}`);
+    lines.push(`${headerLine(group.source, group.references, group.lastSeen, groupRef(ledger.facts, group.members))} ${groupBody(group.members.map((i) => ledger.facts[i]), countText)}`);
   }
   return lines;
 }
@@ -771,7 +811,7 @@ function* writeLedgerSteps(ledger: Ledger, maxTokens: number, counter: TextCount
       if (!keys) {
         if (!headerCost.has(group)) {
           const stats = groupStats(ledger.facts, bySource.get(group)!);
-          headerCost.set(group, countText(headerLine(group, stats.references, stats.lastSeen)) + 1);
+          headerCost.set(group, countText(headerLine(group, stats.references, stats.lastSeen, groupRef(ledger.facts, bySource.get(group)!))) + 1);
         }
         extra += headerCost.get(group)!;
       }
@@ -863,7 +903,7 @@ export function parseLedger(summaryText: string): Ledger {
     if (group) {
       ({ source, references, lastSeen } = group);
       for (const { key, value, record, unitFromField } of group.items) {
-        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key), record, ...(unitFromField ? { unitFromField } : {}) });
+        facts.push({ key, value, source, firstSeen: sourceOrdinal(source), lastSeen, references, keyStrength: carriedStrength(key), record, ...(unitFromField ? { unitFromField } : {}), ...(group.of === undefined ? {} : { of: group.of }) });
       }
       continue;
     }
@@ -906,15 +946,16 @@ function parsePlainFacts(lines: readonly string[]): Ledger {
  * older form). Undefined when the line is not a group line; null when it starts like one but its
  * items do not read (the block ends there).
  */
-function groupLineOf(line: string): { source: string; references: number; lastSeen: number; items: LineItem[] } | null | undefined {
+function groupLineOf(line: string): { source: string; references: number; lastSeen: number; of?: string; items: LineItem[] } | null | undefined {
   const header = HEADER.exec(line);
   if (!header) return undefined;
-  const items = header[5] === undefined ? [] : readTable(header[5]) ?? parseItems(header[5]);
+  const items = header[6] === undefined ? [] : readTable(header[6]) ?? parseItems(header[6]);
   if (!items) return null;
   return {
     source: `${header[1]} @${header[2]}`,
     references: header[3] === undefined ? 0 : Number(header[3]),
     lastSeen: header[4] === undefined ? Number(header[2]) : Number(header[4]),
+    ...(header[5] === undefined ? {} : { of: header[5] }),
     items,
   };
 }
