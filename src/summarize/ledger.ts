@@ -340,6 +340,19 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     return homes;
   };
 
+  /**
+   * The reference a result's new facts carry (`LedgerFact.of`): its own record's (top level) id,
+   * as `key=value`, when an earlier result's field holds that id and keeps it (it is not a value
+   * only a call or words named, which this result takes over); its listings' facts carry it too.
+   */
+  const recordRef = (id: { key: string; value: string } | undefined): string | undefined => {
+    if (id === undefined) return undefined;
+    const at = index.get(factIdentity(id.key, id.value));
+    if (at === undefined || facts[at].keyStrength !== 2 || askedOnly[at] || callSourced[at] || PROSE_SOURCE.test(facts[at].source)) return undefined;
+    const of = `${id.key}=${id.value}`;
+    return RECORD_REF.test(of) ? of : undefined;
+  };
+
   const read = (entry: TranscriptEntry) => {
     const touched = new Set<number>();
     // Values this message's results hold as their records' own facts: restating one is not a mention of another fact.
@@ -355,7 +368,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const at = facts.findIndex((f, i) => distinct[i] && f.value !== core && f.value.includes(core) && mentions(f.value.replace(/_/g, ' '), core));
       return at >= 0 ? at : undefined;
     };
-    const add = (found: Fact, source: string, asked = false, data = false, home?: RecordHome) => {
+    const add = (found: Fact, source: string, asked = false, data = false, home?: RecordHome, of?: string) => {
       const fact = normalized(found);
       if (!fact.value) return;
       const { key, strength } = keyOf(fact);
@@ -373,7 +386,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
         : (fact.kind !== undefined && fact.kind !== 'amount' ? byValue.get(fact.value) : undefined) ?? index.get(identity)
           ?? (fact.kind !== undefined ? restated(fact) : undefined);
       if (at === undefined) {
-        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, record: found.record, ...(found.unitFromField ? { unitFromField: true } : {}) };
+        const added: LedgerFact = { key, value: fact.value, source, firstSeen: ordinal, lastSeen: ordinal, references: 0, keyStrength: strength, record: found.record, of, ...(found.unitFromField ? { unitFromField: true } : {}) };
         remember(added, facts.length);
         if (own !== undefined) index.set(own, facts.length);
         touched.add(facts.length);
@@ -427,16 +440,8 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const found = factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data');
       const ids = idFields(found);
       const homes = homesOf(ids);
-      const before = facts.length;
-      for (const fact of found) add(fact, source, false, true, homes.get(fact.record ?? ''));
-      // The result's own record (its top level) whose id another line holds: its new facts, those
-      // of the listings it holds too, name it.
-      const id = ids.get('');
-      const at = id === undefined ? undefined : index.get(factIdentity(id.key, id.value));
-      const of = id === undefined ? '' : `${id.key}=${id.value}`;
-      if (at !== undefined && facts[at].source !== source && RECORD_REF.test(of)) {
-        for (let i = before; i < facts.length; i++) if (facts[i].source === source) facts[i] = { ...facts[i], of };
-      }
+      const of = recordRef(ids.get(''));
+      for (const fact of found) add(fact, source, false, true, homes.get(fact.record ?? ''), of);
     }
     // Known facts this message mentions without stating them as a fact (an id in a call's arguments,
     // a code in prose): only those whose anchor is one of its words are searched for.
