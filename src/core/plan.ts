@@ -466,7 +466,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   // The kept tail's bulky results (never the newest) the view must clear anyway, with no summary
   // in it, when the protected part alone is over the limit: oldest first, only as many as that
   // takes (the last pass below clears the same). The room they free is the summary's.
-  const newestGroup = max !== undefined && minChars !== undefined && minimumTokens > max ? newestResultsGroup(grouping, messages, lens, protectedStart) : -1;
+  // The group of the newest results (what the next reply reads): never cleared.
+  const newestGroup = max !== undefined && minChars !== undefined ? newestResultsGroup(grouping, messages, lens, protectedStart) : -1;
   let tailSavings = 0;
   if (max !== undefined && minChars !== undefined) {
     for (let i = protectedStart; i < n && minimumTokens - tailSavings > max; i++) {
@@ -638,9 +639,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     // Nothing older is left to drop: clear bulky results inside the kept tail, oldest first, but
     // never the newest results (those the next reply reads). A view over the budget is refused
     // by the provider, so this is the last thing tried before reporting `overBudget`.
-    const newest = newestResultsGroup(grouping, messages, lens, protectedStart);
     // (The kept tail is never dropped, and the first pass stopped before it.)
-    for (let i = protectedStart; i < n && total > max; i++) if (grouping.groupOf[i] !== newest) collapseBulky(i, minChars);
+    for (let i = protectedStart; i < n && total > max; i++) if (grouping.groupOf[i] !== newestGroup) collapseBulky(i, minChars);
   }
   const out: M[] = [];
   /** 1 where the plan left something out or put something in right before `out[k]`. */

@@ -26,16 +26,24 @@ export interface LineItem {
   readonly unitFromField?: boolean;
 }
 
-/** A key a column can hold: none of the characters that delimit the table or a ledger line. */
-const COLUMN_KEY = /^[^\s=":;|[\]]+$/;
+/** A key's characters: none of those that delimit the table or a ledger line. */
+const KEY = String.raw`[^\s=":;|[\]]+`;
+/** A unit a column's head names: no digit, space or delimiter of the head. */
+const UNIT = String.raw`[^\s\d"():;=|[\]]+`;
+/** The number of a value with a unit. */
+const NUMBER = String.raw`[-+]?\d[\d.,]*`;
 /** A column as the table's head writes it: its key, and the unit its values share, if they share one. */
-const COLUMN = /^([^\s=":;|[\]]+)(?: \(([^\s\d"():;=|[\]]+)\))?$/;
+const COLUMN_SPEC = `${KEY}(?: \\(${UNIT}\\))?`;
+/** A key a column can hold. */
+const COLUMN_KEY = new RegExp(`^${KEY}$`);
+/** One column of the head: its key and its unit. */
+const COLUMN = new RegExp(`^(${KEY})(?: \\((${UNIT})\\))?$`);
 /** The start of a table: its columns and the `: ` that ends them. */
-const COLUMNS = /^([^\s=":;|[\]]+(?: \([^\s\d"():;=|[\]]+\))?(?:\|[^\s=":;|[\]]+(?: \([^\s\d"():;=|[\]]+\))?)*): /;
-/** A value a unit column holds: a number, a space and the unit (no digit, none of the head's delimiters). */
-const NUMBER_WITH_UNIT = /^([-+]?\d[\d.,]*) ([^\s\d"():;=|[\]]+)$/;
+const COLUMNS = new RegExp(`^(${COLUMN_SPEC}(?:\\|${COLUMN_SPEC})*): `);
+/** A value a unit column holds: a number, a space and the unit. */
+const NUMBER_WITH_UNIT = new RegExp(`^(${NUMBER}) (${UNIT})$`);
 /** A unit column's cell: the number of a `NUMBER_WITH_UNIT` value. */
-const UNIT_CELL = /^[-+]?\d[\d.,]*$/;
+const UNIT_CELL = new RegExp(`^${NUMBER}$`);
 
 /** A value as a cell writes it: bare when it holds no space or `;` and does not start with `"`, else a JSON string. */
 function cellValue(value: string): string {

@@ -332,12 +332,20 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
    */
   const homesOf = (ids: ReadonlyMap<string, { key: string; value: string }>): Map<string, RecordHome> => {
     const homes = new Map<string, RecordHome>();
-    for (const [record, { key, value }] of ids) {
-      const at = index.get(factIdentity(key, value));
-      const held = at === undefined ? undefined : facts[at];
-      if (held && held.key === key && held.keyStrength === 2 && !askedOnly[at!] && !callSourced[at!] && !PROSE_SOURCE.test(held.source)) homes.set(record, { source: held.source, record: held.record });
+    for (const [record, id] of ids) {
+      const at = keeperOf(id);
+      if (at !== undefined && facts[at].key === id.key) homes.set(record, { source: facts[at].source, record: facts[at].record });
     }
     return homes;
+  };
+
+  /**
+   * The fact an earlier result's field holds for an id and keeps (not a value only a call or
+   * words named so far, which the result reading it now would take over); undefined for none.
+   */
+  const keeperOf = (id: { key: string; value: string }): number | undefined => {
+    const at = index.get(factIdentity(id.key, id.value));
+    return at !== undefined && facts[at].keyStrength === 2 && !askedOnly[at] && !callSourced[at] && !PROSE_SOURCE.test(facts[at].source) ? at : undefined;
   };
 
   /**
@@ -346,9 +354,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
    * only a call or words named, which this result takes over); its listings' facts carry it too.
    */
   const recordRef = (id: { key: string; value: string } | undefined): string | undefined => {
-    if (id === undefined) return undefined;
-    const at = index.get(factIdentity(id.key, id.value));
-    if (at === undefined || facts[at].keyStrength !== 2 || askedOnly[at] || callSourced[at] || PROSE_SOURCE.test(facts[at].source)) return undefined;
+    if (id === undefined || keeperOf(id) === undefined) return undefined;
     const of = `${id.key}=${id.value}`;
     return RECORD_REF.test(of) ? of : undefined;
   };
