@@ -428,11 +428,11 @@ corpusDescribe(describe)('ctxfold on the real corpus', () => {
       dropped += o.ctxfold.droppedCounts.budget;
     }
     expect(dropped).toBeGreaterThan(0); // the budget really bit
-    // The default keepLast (6) is always sent, so a conversation whose last six messages pass 2000 tokens is over budget.
+    // Over budget only where the system prompt, the last user message and the newest turn alone pass 2000 tokens (the next test).
     expect(out.filter((o) => o.ctxfold.overBudget).length).toBeLessThan(out.length / 5);
   });
 
-  test('--keep-last-yields: only the conversations whose system prompt and last user turn alone pass --max-tokens stay over it', () => {
+  test('by default (and with --keep-last-yields) only the conversations whose system prompt and last user turn alone pass --max-tokens stay over it; --no-keep-last-yields sends the kept tail whole', () => {
     const corpus = loadCorpus();
     const run = (extra: string[]) => {
       const r = ctxfold(['compress', '--max-tokens', '2000', ...extra, CORPUS_PATH]);
@@ -440,8 +440,9 @@ corpusDescribe(describe)('ctxfold on the real corpus', () => {
       expect(r.status).toBe(0);
       return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { messages: OpenAIChatMessage[]; ctxfold: { tokensAfter: number; overBudget: boolean } });
     };
-    const whole = run([]);
-    const yielding = run(['--keep-last-yields']);
+    const whole = run(['--no-keep-last-yields']);
+    const yielding = run([]);
+    expect(run(['--keep-last-yields'])).toEqual(yielding);
     expect(yielding).toHaveLength(corpus.length);
     let over = 0;
     yielding.forEach((o, k) => {

@@ -40,6 +40,9 @@ function optionsFor(messages: readonly OpenAIChatMessage[], o: OptionDraw): Comp
     format: 'openai', // generated OpenAI Chat: some broken ones are also Qwen-Agent-shaped, which auto refuses
     keepFirst: o.keepFirst,
     keepLast: o.keepLast,
+    // The oracle's rule (view-checks.ts): the kept tail is sent whole. The default, a tail that
+    // yields to the budget, is checked against that view in keep-last-yields.property.test.ts.
+    keepLastYields: false,
     maxContextTokens: scale(o.maxPermille),
     compressionThresholdTokens: scale(o.thresholdPermille),
     toolOutputTrim: o.trim,

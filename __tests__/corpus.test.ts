@@ -1,15 +1,17 @@
 import { describe, expect, test } from '@jest/globals';
 import { compressContext } from '../src/index.js';
 import { validateMessages } from '../src/formats/profiles.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
+import { pairingProblems, unitStarts } from './helpers/oracle.js';
 import { expectSafeView } from './helpers/view-checks.js';
 
 const counter = createTokenCounter();
 
 corpusDescribe(describe)('compressContext over the 200 real conversations', () => {
-  test('at 25%, 50% and 75% of each conversation, with keepLast default and 2: every view is valid and safe', () => {
+  test('at 25%, 50% and 75% of each conversation, with keepLast default and 2, the kept tail sent whole: every view is valid and safe', () => {
     const conversations = loadCorpus();
     let views = 0;
     let invalid = 0;
@@ -20,7 +22,8 @@ corpusDescribe(describe)('compressContext over the 200 real conversations', () =
       for (const share of [0.25, 0.5, 0.75]) {
         for (const keepLast of [undefined, 2]) {
           const maxContextTokens = Math.max(1, Math.floor(tokens * share));
-          const result = compressContext(conv.messages, { counter, maxContextTokens, keepLast });
+          // The oracle's rule: the kept tail is sent whole (keepLastYields false).
+          const result = compressContext(conv.messages, { counter, maxContextTokens, keepLast, keepLastYields: false });
           views++;
           if (validateMessages(result.messages, openaiProfile).length > 0) invalid++;
           const facts = expectSafeView({ original: conv.messages, keepFirst: 1, keepLast: keepLast ?? 6, maxContextTokens, result, counter });
@@ -39,5 +42,45 @@ corpusDescribe(describe)('compressContext over the 200 real conversations', () =
     expect(dropped).toBeGreaterThan(views / 2);
     expect(overBudget.keepLast2).toBeLessThan(views / 4);
     expect(overBudget.default).toBeGreaterThan(overBudget.keepLast2);
+  });
+
+  test('by default the kept tail yields: within budget wherever the system messages, the last user message and the last unit fit; never larger than the whole tail', () => {
+    const conversations = loadCorpus();
+    let fits = 0;
+    let views = 0;
+    let yieldedToFit = 0;
+    for (const conv of conversations) {
+      const messages = conv.messages;
+      const tokens = compressContext(messages, { counter }).report.tokensBefore;
+      // The smallest view, by this test's own reading of the messages: the first message (keepFirst
+      // 1), system messages, the last user message and everything from the last unit on.
+      const starts = unitStarts(messages);
+      const lastUnit = starts.length > 0 ? starts[starts.length - 1] : messages.length;
+      let lastUser = -1;
+      for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') { lastUser = i; break; }
+      let smallest = counter.requestOverhead;
+      messages.forEach((m, i) => {
+        if (i === 0 || i >= lastUnit || i === lastUser || m.role === 'system') smallest += counter.message(m, openaiChatLens);
+      });
+      for (const share of [0.25, 0.5, 0.75]) {
+        const maxContextTokens = Math.max(1, Math.floor(tokens * share));
+        const { messages: view, report } = compressContext(messages, { counter, maxContextTokens });
+        const whole = compressContext(messages, { counter, maxContextTokens, keepLastYields: false });
+        views++;
+        expect(pairingProblems(view)).toEqual([]);
+        expect(validateMessages(view, openaiProfile)).toEqual([]);
+        expect(report.tokensAfter).toBeLessThanOrEqual(whole.report.tokensAfter);
+        if (lastUser >= 0) expect(view).toContain(messages[lastUser]);
+        if (smallest <= maxContextTokens) {
+          fits++;
+          expect(report.tokensAfter).toBeLessThanOrEqual(maxContextTokens);
+          if (whole.report.overBudget) yieldedToFit++;
+        }
+      }
+    }
+    expect(views).toBeGreaterThanOrEqual(600);
+    expect(fits).toBeGreaterThan(views / 4);
+    // The budgets reached the case the default is for: views the whole tail would have sent over budget.
+    expect(yieldedToFit).toBeGreaterThan(views / 20);
   });
 });

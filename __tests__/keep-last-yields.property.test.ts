@@ -21,7 +21,7 @@ import { qwenHistoryArb } from './helpers/qwen-agent-arbitraries.js';
 import { expectedHeadEnd } from './helpers/view-checks.js';
 
 /**
- * `keepLastYields`: the kept tail gives way to the budget, and nothing else changes. In every
+ * `keepLastYields` (the default): the kept tail gives way to the budget, and nothing else changes. In every
  * format, a view made with it is one the format's own checker accepts (checkers written apart
  * from the planner); it is the very view made without it whenever that one was within budget; it
  * is never over budget when the one without it was not, and never larger. In OpenAI Chat, where
@@ -48,6 +48,8 @@ function optionsFor(messages: readonly unknown[], format: string, o: Draw): Comp
     keepFirst: o.keepFirst,
     keepLast: o.keepLast,
     maxContextTokens: Math.max(1, Math.floor((before * o.maxPermille) / 1000)),
+    // The reference view: the kept tail sent whole.
+    keepLastYields: false,
     ...(o.lowWaterMark === undefined ? {} : { lowWaterMark: o.lowWaterMark }),
     ...(o.trim === undefined ? {} : { toolOutputTrim: o.trim }),
   };
@@ -76,7 +78,10 @@ describe.each(CASES)('keepLastYields, $format', ({ format, history, problems }) 
       fc.property(history, optionsArb, (messages, o) => {
         const options = optionsFor(messages, format, o);
         const kept: CompressResult<unknown> = compressContext(messages, options);
-        const yielding: CompressResult<unknown> = compressContext(messages, { ...options, keepLastYields: true });
+        // The default is to yield: the option left out and set to true give the same view.
+        const { keepLastYields: _strict, ...byDefault } = options;
+        const yielding: CompressResult<unknown> = compressContext(messages, byDefault);
+        expect(compressContext(messages, { ...options, keepLastYields: true }).messages).toEqual(yielding.messages);
         expect(problems(yielding.messages)).toEqual([]);
         seen.runs++;
         if (!kept.report.overBudget) {
@@ -106,7 +111,8 @@ describe('keepLastYields, OpenAI Chat: within budget whenever the smallest view 
     fc.assert(
       fc.property(validHistory(), optionsArb, (messages, o) => {
         const options = optionsFor(messages, 'openai', o);
-        const { messages: view, report } = compressContext(messages, { ...options, keepLastYields: true });
+        const { keepLastYields: _strict, ...byDefault } = options;
+        const { messages: view, report } = compressContext(messages, byDefault);
         expect(pairingProblems(view)).toEqual([]);
         const head = expectedHeadEnd(messages, o.keepFirst);
         const starts = unitStarts(messages);

@@ -208,18 +208,18 @@ describe('repair re-attaches real results where only one call can be meant', () 
 });
 
 describe('keepLast means what it says', () => {
-  test('the last keepLast messages (in whole groups) are sent whatever the budget; over budget is reported, not hidden', () => {
+  test('keepLastYields false: the last keepLast messages (in whole groups) are sent whatever the budget; over budget is reported, not hidden', () => {
     const history = sixTurns();
-    const tight = compressContext(history, { maxContextTokens: 120, keepLast: 4 });
+    const tight = compressContext(history, { maxContextTokens: 120, keepLast: 4, keepLastYields: false });
     expect(tight.messages.slice(-4)).toEqual(history.slice(-4));
-    const wider = compressContext(history, { maxContextTokens: 120, keepLast: 8 });
+    const wider = compressContext(history, { maxContextTokens: 120, keepLast: 8, keepLastYields: false });
     expect(wider.messages.slice(-8)).toEqual(history.slice(-8));
     expect(wider.report.overBudget).toBe(true);
     // Different keepLast, different views: the option is not swallowed by the budget.
     expect(tight.messages.length).toBeLessThan(wider.messages.length);
   });
 
-  test('keepLastYields: the kept tail gives way to the limit, the last user message and the newest round stay', () => {
+  test('by default the kept tail gives way to the limit, the last user message and the newest round stay (keepLastYields false: sent whole, reported over budget)', () => {
     const rounds = (k: number): OpenAIChatMessage[] => [
       { role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'search', arguments: `{"page":${k}}` } }] },
       { role: 'tool', tool_call_id: `c${k}`, content: `page ${k}: ${'result text '.repeat(60)}` },
@@ -229,9 +229,11 @@ describe('keepLast means what it says', () => {
       { role: 'user', content: 'Find every page.' },
       ...[1, 2, 3, 4, 5, 6].flatMap(rounds),
     ];
-    const sent = compressContext(history, { maxContextTokens: 500, keepLast: 6 });
+    const sent = compressContext(history, { maxContextTokens: 500, keepLast: 6, keepLastYields: false });
     expect(sent.report.overBudget).toBe(true);
-    const { messages, report } = compressContext(history, { maxContextTokens: 500, keepLast: 6, keepLastYields: true });
+    expect(sent.messages).toEqual(history);
+    const { messages, report } = compressContext(history, { maxContextTokens: 500, keepLast: 6 });
+    expect(compressContext(history, { maxContextTokens: 500, keepLast: 6, keepLastYields: true }).messages).toEqual(messages);
     expect(pairingProblems(messages)).toEqual([]);
     expect(report.overBudget).toBe(false);
     expect(report.tokensAfter).toBeLessThanOrEqual(500);

@@ -12,6 +12,8 @@ import { propertyParams } from './helpers/property-runs.js';
  * be made and left out of every view: a summarizer call (an LLM call, with an LLM summarizer) for
  * nothing, on every request until the kept tail moves on. Judged from outside: the summarizer's
  * calls, and a lower bound of the protected part written apart from the planner (`protectedFloor`).
+ * The kept tail is sent whole here (`keepLastYields: false`): by default it yields to the window,
+ * and what it yields can be summarized into the view.
  */
 
 const counter = createTokenCounter();
@@ -58,7 +60,7 @@ async function replay(compressor: ReturnType<typeof createCompressor>, history: 
 describe('a background summary is made only where it is of use', () => {
   test('a current turn over the window makes no summarizer call; once the kept tail moves on, a summary is made and sent', async () => {
     const { summarizer, calls } = countingSummarizer();
-    const compressor = createCompressor({ maxContextTokens: 2000, compressionThresholdTokens: 1500, keepLast: 8, summarizer, counter });
+    const compressor = createCompressor({ maxContextTokens: 2000, compressionThresholdTokens: 1500, keepLast: 8, keepLastYields: false, summarizer, counter });
     try {
       const history = bulkyRounds(12);
       const run = await replay(compressor, history, calls);
@@ -87,7 +89,7 @@ describe('a background summary is made only where it is of use', () => {
 
   test('with recall on, the summary is still made: the originals it covers are what recall answers with', async () => {
     const { summarizer, calls } = countingSummarizer();
-    const compressor = createCompressor({ maxContextTokens: 2000, compressionThresholdTokens: 1500, keepLast: 8, summarizer, counter, recall: true, store: new MemoryStore() });
+    const compressor = createCompressor({ maxContextTokens: 2000, compressionThresholdTokens: 1500, keepLast: 8, keepLastYields: false, summarizer, counter, recall: true, store: new MemoryStore() });
     try {
       const run = await replay(compressor, bulkyRounds(12), calls);
       expect(run.overBudget).toBeGreaterThan(5);
@@ -105,7 +107,7 @@ describe('a background summary is made only where it is of use', () => {
     await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 40, max: 160 }), fc.integer({ min: 800, max: 5000 }), fc.integer({ min: 0, max: 10 }), async (seed, length, budget, keepLast) => {
       const history = generateConversation({ messages: length, seed });
       const { summarizer, calls } = countingSummarizer();
-      const compressor = createCompressor({ maxContextTokens: budget, keepLast, summarizer, counter });
+      const compressor = createCompressor({ maxContextTokens: budget, keepLast, keepLastYields: false, summarizer, counter });
       try {
         for (const end of modelRequestEnds(history)) {
           const request = history.slice(0, end);

@@ -40,9 +40,9 @@ function longSystemPrompt(tokens: number): OpenAIChatMessage {
   return { role: 'system', content: sentence.repeat(Math.ceil(tokens / per)) };
 }
 
-async function replay(history: OpenAIChatMessage[], recall = false): Promise<{ folds: SummaryStartEvent[]; requests: number; triggered: number }> {
+async function replay(history: OpenAIChatMessage[], recall = false, keepLastYields = false): Promise<{ folds: SummaryStartEvent[]; requests: number; triggered: number }> {
   const compressor = createCompressor({
-    maxContextTokens: BUDGET, lowWaterMark: LOW_WATER, keepLast: 4, recall,
+    maxContextTokens: BUDGET, lowWaterMark: LOW_WATER, keepLast: 4, keepLastYields, recall,
     summarizer: createExtractiveSummarizer(), counter: createTokenCounter(),
   });
   const folds: SummaryStartEvent[] = [];
@@ -70,6 +70,7 @@ describe('a chat whose floor stands above the low-water mark is summarized in st
       const generated = generate({ messages: 160, seed: 4242 });
       // The system prompt alone is above the mark (0.7 x 2,250 = 1,575 tokens).
       const history = [longSystemPrompt(1_650), ...generated.filter((m) => m.role !== 'system')];
+      // The kept tail sent whole (keepLastYields false): the floor stays above the mark.
       const { folds, triggered } = await replay(history);
       expect(triggered).toBeGreaterThan(20);
       expect(folds.length).toBeGreaterThan(0);
@@ -80,6 +81,19 @@ describe('a chat whose floor stands above the low-water mark is summarized in st
       expect(tokens[Math.floor(tokens.length / 2)]).toBeGreaterThanOrEqual(STEP);
       expect(tokens.filter((t) => t < 0.9 * STEP).length).toBeLessThanOrEqual(1);
       // So there are far fewer summaries than requests over the trigger.
+      expect(folds.length).toBeLessThanOrEqual(Math.ceil(triggered / 2));
+    });
+
+    test(`${name}, the kept tail yielding to the budget (the default)`, async () => {
+      const generated = generate({ messages: 160, seed: 4242 });
+      const history = [longSystemPrompt(1_650), ...generated.filter((m) => m.role !== 'system')];
+      const { folds, triggered } = await replay(history, false, true);
+      expect(triggered).toBeGreaterThan(20);
+      // A view the tail yielded to drops turns no summary covers yet, and the next fold takes
+      // them, a step or not; folds are still a step's worth in the main, and far fewer than the
+      // requests over the trigger.
+      const tokens = folds.slice(1).map((f) => history.slice(f.from, f.to).reduce((s, m) => s + roughTokens(m), 0)).sort((a, b) => a - b);
+      expect(tokens[Math.floor(tokens.length / 2)]).toBeGreaterThanOrEqual(STEP);
       expect(folds.length).toBeLessThanOrEqual(Math.ceil(triggered / 2));
     });
   }

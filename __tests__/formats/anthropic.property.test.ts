@@ -145,7 +145,8 @@ function run(messages: AnthropicMessage[], o: Options) {
       summary = { text: o.summary.text, coveredIds: new Fingerprints().idsOf(reference, anthropicLens, from, cut) };
     }
   }
-  const result = compressContext(messages, { counter, format: 'anthropic', keepFirst: o.keepFirst, keepLast: o.keepLast, maxContextTokens: max, toolOutputTrim: o.trim, summary });
+  // This file's rules keep the tail whole; the default (it yields) is in keep-last-yields.property.test.ts.
+  const result = compressContext(messages, { counter, format: 'anthropic', keepFirst: o.keepFirst, keepLast: o.keepLast, keepLastYields: false, maxContextTokens: max, toolOutputTrim: o.trim, summary });
   return { result, max, summary };
 }
 

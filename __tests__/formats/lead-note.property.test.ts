@@ -87,7 +87,7 @@ describe('the note of what a cut left out is put only where the format needs it,
 
   test('anthropic: a one-word user turn is kept rather than replaced by a longer note', () => {
     const history: AnthropicMessage[] = [{ role: 'user', content: 'ok' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'ok' }];
-    const { messages, report } = compressContext(history, { format: 'anthropic', maxContextTokens: 1, keepFirst: 0, keepLast: 2 });
+    const { messages, report } = compressContext(history, { format: 'anthropic', maxContextTokens: 1, keepFirst: 0, keepLast: 2, keepLastYields: false });
     expect(messages).toEqual(history);
     expect(report.tokensAfter).toBe(report.tokensBefore);
     expect(report.overBudget).toBe(true);

@@ -362,11 +362,11 @@ describe('Anthropic Messages', () => {
 });
 
 describe('keepLastYields', () => {
-  test('a kept tail over the window is sent whole by default; with keepLastYields its older rounds give way, and the last user message and the newest round are still sent', async () => {
+  test('by default a kept tail over the window gives way: its older rounds go, the last user message and the newest round are still sent; keepLastYields false sends it whole', async () => {
     // One user turn, then eight tool rounds with bulky results: keepLast 8 alone is far over 2,000 tokens.
     const messages = [{ role: 'system', content: 'You read pages.' }, ...toolRoundsChat('Read every page and tell me what they share.')];
-    const sentBy = async (keepLastYields: boolean): Promise<Array<Record<string, unknown>>> => {
-      const p = await proxyWith({ maxContextTokens: 2_000, keepLast: 8, keepLastYields });
+    const sentBy = async (keepLastYields: boolean | undefined): Promise<Array<Record<string, unknown>>> => {
+      const p = await proxyWith({ maxContextTokens: 2_000, keepLast: 8, ...(keepLastYields === undefined ? {} : { keepLastYields }) });
       try {
         upstream.handle((_q, res) => json(res, 200, { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
         const r = await post('/v1/chat/completions', chatBody(messages, { max_tokens: 100 }), { 'x-ctxfold-chat-id': `yields-${String(keepLastYields)}` }, p.url);
@@ -379,7 +379,8 @@ describe('keepLastYields', () => {
     };
     const whole = await sentBy(false);
     expect(whole).toEqual(messages);
-    const yielded = await sentBy(true);
+    const yielded = await sentBy(undefined);
+    expect(await sentBy(true)).toEqual(yielded);
     expect(validateMessages(yielded, 'openai')).toEqual([]);
     expect(yielded.slice(0, 2)).toEqual(messages.slice(0, 2));
     expect(yielded.slice(-2)).toEqual(messages.slice(-2));
@@ -387,7 +388,7 @@ describe('keepLastYields', () => {
     // Within the window less the reply's max_tokens, as ctxfold counts (the view compressed again is left as it is).
     const again = compressContext(yielded as never, { maxContextTokens: 2_000 - 100 });
     expect([again.report.overBudget, again.messages]).toEqual([false, yielded]);
-    expect(compressContext(messages as never, { maxContextTokens: 2_000 - 100, keepLast: 8 }).report.overBudget).toBe(true);
+    expect(compressContext(messages as never, { maxContextTokens: 2_000 - 100, keepLast: 8, keepLastYields: false }).report.overBudget).toBe(true);
   });
 });
 

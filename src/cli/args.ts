@@ -20,7 +20,7 @@ export interface CliOptions {
   maxTokens?: number;
   keepFirst?: number;
   keepLast?: number;
-  /** `--keep-last-yields`: the kept tail gives way to `--max-tokens`. */
+  /** `--no-keep-last-yields`: false, the kept tail is sent whole; unset or `--keep-last-yields`: it gives way to `--max-tokens`. */
   keepLastYields?: boolean;
   /** `--low-water-mark`: a fold drops to this share of the budget (0 < x <= 1). */
   lowWaterMark?: number;
@@ -126,7 +126,7 @@ function format(raw: string | undefined): FormatName | 'auto' {
 const READING_FLAGS: readonly FlagSpec[] = [
   {
     long: 'max-tokens', value: { name: 'N' }, commands: ['compress'], fallback: 'no limit',
-    summary: 'token budget for the view, request overhead included; if the head, system messages and the kept tail (--keep-last, with the last user turn) alone exceed it, ctxfold.overBudget is true',
+    summary: 'token budget for the view, request overhead included; if the head, system messages, the last user message and the newest turn alone exceed it (the whole kept tail, with --no-keep-last-yields), ctxfold.overBudget is true',
     apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
   },
   {
@@ -136,12 +136,17 @@ const READING_FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'keep-last', value: { name: 'N' }, commands: ['compress'], fallback: String(DEFAULT_KEEP_LAST),
-    summary: 'messages at the end always sent as they are (never summarized, cleared or dropped for the budget), rounded out to whole groups; with --max-tokens too small for them, ctxfold.overBudget is true (unless --keep-last-yields)',
+    summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; with --max-tokens too small for them, their oldest turns give way (see --no-keep-last-yields)',
     apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
   },
   {
-    long: 'keep-last-yields', commands: ['compress'], fallback: 'the kept tail is sent whole',
-    summary: 'when the kept tail is over --max-tokens, let its oldest turns go, then the tool rounds after the last user message, oldest first (never that message, never the newest turn); a view that fits without this is the same',
+    long: 'no-keep-last-yields', commands: ['compress'], fallback: 'the kept tail yields',
+    summary: 'send the --keep-last messages whole even when they alone are over --max-tokens (ctxfold.overBudget is then true); by default their oldest turns give way, then the tool rounds after the last user message, oldest first (never that message, never the newest turn), and a view that fits without yielding is the same',
+    apply: (o) => { o.keepLastYields = false; },
+  },
+  {
+    long: 'keep-last-yields', commands: ['compress'], fallback: 'on',
+    summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to --max-tokens',
     apply: (o) => { o.keepLastYields = true; },
   },
   {
@@ -244,12 +249,17 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
   asUnderServe('keep-first'),
   {
     long: 'keep-last', value: { name: 'N' }, commands: ['serve'], fallback: String(DEFAULT_KEEP_LAST),
-    summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; never dropped for the window unless --keep-last-yields',
+    summary: "messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; when they alone are over a model's window, their oldest turns give way (see --no-keep-last-yields)",
     apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
   },
   {
-    long: 'keep-last-yields', commands: ['serve'], fallback: 'the kept tail is sent whole',
-    summary: "when the kept tail alone is over a model's window, let its oldest turns go, then the tool rounds after the last user message, oldest first (never that message, never the newest turn); a view that fits without this is the same",
+    long: 'no-keep-last-yields', commands: ['serve'], fallback: 'the kept tail yields',
+    summary: "send the --keep-last messages whole even when they alone are over a model's window (the upstream then refuses the request); by default their oldest turns give way, then the tool rounds after the last user message, oldest first (never that message, never the newest turn), and a view that fits without yielding is the same",
+    apply: (o) => { o.keepLastYields = false; },
+  },
+  {
+    long: 'keep-last-yields', commands: ['serve'], fallback: 'on',
+    summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to the window',
     apply: (o) => { o.keepLastYields = true; },
   },
   {

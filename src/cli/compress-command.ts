@@ -22,7 +22,7 @@ export function compressOptionsOf(options: CliOptions): CompressOptions {
     maxContextTokens: options.maxTokens,
     keepFirst: options.keepFirst,
     keepLast: options.keepLast,
-    ...(options.keepLastYields ? { keepLastYields: true } : {}),
+    ...(options.keepLastYields === undefined ? {} : { keepLastYields: options.keepLastYields }),
     ...(options.lowWaterMark === undefined ? {} : { lowWaterMark: options.lowWaterMark }),
     compressionThresholdTokens: options.threshold,
     toolOutputTrim: options.trimToolOutput,

@@ -20,8 +20,8 @@ export interface PlanOptions {
    * The kept tail yields to `maxContextTokens`, only when the view is over it otherwise: the
    * tail's oldest groups become droppable, one at a time, until what is never dropped fits (going
    * on to a cut point with `lowWaterMark`); then the groups after the one holding the last user
-   * text, oldest first, that group itself kept, never the newest group. Off: the kept tail is sent
-   * whole whatever the budget (`overBudget` reports it).
+   * text, oldest first, that group itself kept, never the newest group. On unless false: with
+   * false, the kept tail is sent whole whatever the budget (`overBudget` reports it).
    */
   readonly keepLastYields?: boolean;
   readonly maxContextTokens?: number;
@@ -348,10 +348,10 @@ function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number
  */
 export function planView<M>(input: PlanInput<M>): Plan<M> {
   const plan = planWith(input, false);
-  // The kept tail yields only where the view is over the limit without that (`keepLastYields`),
+  // The kept tail yields (unless `keepLastYields` is false) only where the view is over the limit without that,
   // and only when that makes it smaller: a format whose views must lead with a user turn, or
   // alternate roles, pays a note where the cut lands, which can outweigh what yielding saved.
-  if (!input.options.keepLastYields || !plan.decisions.overBudget) return plan;
+  if (input.options.keepLastYields === false || !plan.decisions.overBudget) return plan;
   const yielded = planWith(input, true);
   return yielded.decisions.tokensAfter < plan.decisions.tokensAfter ? yielded : plan;
 }

@@ -186,16 +186,16 @@ export interface CompressOptions {
    * `keepLast` messages alone are over the limit (its bulky results cleared, with
    * `toolOutputTrim`), the tail's oldest turns become droppable (whole groups), then the rounds of
    * tool calls after the last user turn, oldest first: never that turn itself, and never the
-   * newest group (what the reply reads). A view that fits without this is the same with it. Default false: the last `keepLast` messages are always
-   * sent, and a view they push over the limit is reported (`overBudget`). Set it when the limit is
-   * the model's real window, where a view over it is refused anyway.
+   * newest group (what the reply reads). A view that fits without this is the same with it.
+   * Default true: a view over the limit is one the provider refuses. False: the last `keepLast`
+   * messages are always sent, and a view they push over the limit is reported (`overBudget`).
    */
   keepLastYields?: boolean;
   /**
-   * Limit for the view, in tokens (no limit when absent): everything but the head, system messages
-   * and kept tail yields to it; when those alone are over it (their bulky results cleared first with
-   * `toolOutputTrim`, all but the newest), the view is sent over it and reported `overBudget`,
-   * unless `keepLastYields` lets the kept tail give way.
+   * Limit for the view, in tokens (no limit when absent): everything but the head, system messages,
+   * the last user message and the newest group yields to it (the kept tail too, unless
+   * `keepLastYields` is false); when those alone are over it (their bulky results cleared first
+   * with `toolOutputTrim`, all but the newest), the view is sent over it and reported `overBudget`.
    */
   maxContextTokens?: number;
   /**
@@ -307,7 +307,7 @@ export function planOptionsOf(o: PlanningFields): Omit<PlanOptions, 'requestOver
   return {
     keepFirst: o.keepFirst ?? DEFAULT_KEEP_FIRST,
     keepLast: o.keepLast ?? DEFAULT_KEEP_LAST,
-    keepLastYields: o.keepLastYields ?? false,
+    keepLastYields: o.keepLastYields ?? true,
     // The reply's reserve comes off the window: what is planned is what may be sent.
     maxContextTokens: o.maxContextTokens !== undefined ? o.maxContextTokens - (o.reserveOutputTokens ?? 0) : undefined,
     compressionThresholdTokens: o.compressionThresholdTokens,
