@@ -1,11 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
 import { compressContext } from '../src/index.js';
 import { validateMessages } from '../src/formats/profiles.js';
-import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { openaiProfile } from '../src/formats/openai-chat/profile.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { corpusDescribe, loadCorpus } from './helpers/corpus.js';
-import { pairingProblems, unitStarts } from './helpers/oracle.js';
+import { pairingProblems } from './helpers/oracle.js';
+import { smallestYieldingView } from './helpers/smallest-view.js';
 import { expectSafeView } from './helpers/view-checks.js';
 
 const counter = createTokenCounter();
@@ -52,16 +52,8 @@ corpusDescribe(describe)('compressContext over the 200 real conversations', () =
     for (const conv of conversations) {
       const messages = conv.messages;
       const tokens = compressContext(messages, { counter }).report.tokensBefore;
-      // The smallest view, by this test's own reading of the messages: the first message (keepFirst
-      // 1), system messages, the last user message and everything from the last unit on.
-      const starts = unitStarts(messages);
-      const lastUnit = starts.length > 0 ? starts[starts.length - 1] : messages.length;
-      let lastUser = -1;
-      for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') { lastUser = i; break; }
-      let smallest = counter.requestOverhead;
-      messages.forEach((m, i) => {
-        if (i === 0 || i >= lastUnit || i === lastUser || m.role === 'system') smallest += counter.message(m, openaiChatLens);
-      });
+      // The smallest view, read apart from the planner (keepFirst 1, the default).
+      const { lastUser, tokens: smallest } = smallestYieldingView(messages, 1, counter);
       for (const share of [0.25, 0.5, 0.75]) {
         const maxContextTokens = Math.max(1, Math.floor(tokens * share));
         const { messages: view, report } = compressContext(messages, { counter, maxContextTokens });

@@ -1,7 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { compressContext, createTokenCounter, type CompressOptions, type CompressResult } from '../src/index.js';
-import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { checkAiSdk } from './helpers/ai-sdk-checker.js';
 import { validAiSdkHistory } from './helpers/ai-sdk-arbitraries.js';
@@ -14,11 +13,11 @@ import { checkHermes } from './helpers/hermes-checker.js';
 import { hermesHistoryArb } from './helpers/hermes-arbitraries.js';
 import { checkResponsesInput } from './helpers/openai-responses-checker.js';
 import { validResponses } from './helpers/openai-responses-arbitraries.js';
-import { pairingProblems, unitStarts } from './helpers/oracle.js';
+import { pairingProblems } from './helpers/oracle.js';
 import { formatPropertyParams } from './helpers/property-runs.js';
 import { checkQwenAgent } from './helpers/qwen-agent-checker.js';
 import { qwenHistoryArb } from './helpers/qwen-agent-arbitraries.js';
-import { expectedHeadEnd } from './helpers/view-checks.js';
+import { smallestYieldingView } from './helpers/smallest-view.js';
 
 /**
  * `keepLastYields` (the default): the kept tail gives way to the budget, and nothing else changes. In every
@@ -114,15 +113,7 @@ describe('keepLastYields, OpenAI Chat: within budget whenever the smallest view 
         const { keepLastYields: _strict, ...byDefault } = options;
         const { messages: view, report } = compressContext(messages, byDefault);
         expect(pairingProblems(view)).toEqual([]);
-        const head = expectedHeadEnd(messages, o.keepFirst);
-        const starts = unitStarts(messages);
-        const lastUnit = starts.length > 0 ? starts[starts.length - 1] : messages.length;
-        let lastUser = -1;
-        for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') { lastUser = i; break; }
-        let smallest = counter.requestOverhead;
-        messages.forEach((m, i) => {
-          if (i < head || i >= lastUnit || i === lastUser || m.role === 'system' || m.role === 'developer') smallest += counter.message(m, openaiChatLens);
-        });
+        const { lastUser, lastUnit, tokens: smallest } = smallestYieldingView(messages, o.keepFirst, counter);
         // The last user message and everything from the last unit on are sent untouched.
         if (lastUser >= 0) expect(view).toContain(messages[lastUser]);
         if (!options.toolOutputTrim) for (const m of messages.slice(lastUnit)) expect(view).toContain(m);
