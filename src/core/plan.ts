@@ -342,8 +342,9 @@ function summaryRoom(grouping: Grouping, tokens: ArrayLike<number>, hEnd: number
  * Plans the view of a history: head + optional summary + the rest, then, while over
  * `maxContextTokens`, collapses bulky old tool results and drops the oldest groups whole; as a
  * last resort (collapse on, still over), clears the kept tail's bulky results but the newest. The
- * kept tail (`keepLast`, always with the group holding the last user text), the head and system
- * messages are never dropped, and no group is ever split, so the view is valid whenever the input
+ * head, system messages, the group holding the last user text and the newest group are never
+ * dropped; the rest of the kept tail (`keepLast`) only where it alone is over the limit
+ * (`keepLastYields`, unless false); no group is ever split, so the view is valid whenever the input
  * is. Linear in the number of messages.
  */
 export function planView<M>(input: PlanInput<M>): Plan<M> {
@@ -380,8 +381,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   // Fold in steps (`lowWaterMark`): tokens between cut points, on average; under 1, no steps.
   const step = max === undefined ? 0 : max * (1 - (options.lowWaterMark ?? 1));
   // The kept tail (the last `keepLast` messages in whole groups, and always the group holding the
-  // last user text) is sent whatever the budget: `keepLast` means what it says. Unless it yields
-  // to the limit: then its oldest groups may go, never the last user turn or what follows it.
+  // last user text) is sent whole unless it alone is over the limit and yields (`yields`): then its
+  // oldest groups may go, then the rounds after the last user turn, never that turn or the newest group.
   let protectedStart = tStart;
   // The smallest valid view (head, pinned, kept tail, overhead): the summary's room and the report's minimum.
   let minimumTokens = protectedTokens(grouping, tokens, hEnd, protectedStart, options.requestOverheadTokens);
