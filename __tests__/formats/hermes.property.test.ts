@@ -31,6 +31,8 @@ function optionsFor(messages: readonly HermesMessage[], o: Draw): CompressOption
     format: 'hermes',
     keepFirst: o.keepFirst,
     keepLast: o.keepLast,
+    // This file's rules keep the tail whole; the default (it yields) is in keep-last-yields.property.test.ts.
+    keepLastYields: false,
     maxContextTokens: o.maxPermille === undefined ? undefined : Math.max(1, Math.floor((base.tokensBefore * o.maxPermille) / 1000)),
     toolOutputTrim: o.trim === undefined ? undefined : { minChars: o.trim },
   };

@@ -55,7 +55,8 @@ function optionsFor(input: ResponsesItem[], ref: readonly ResponsesItem[], o: Op
       summary = { text: o.summary.text, coveredIds: new Fingerprints().idsOf(ref, lens, h, cut) };
     }
   }
-  return { counter, format: FORMAT, keepFirst: o.keepFirst, keepLast: o.keepLast, maxContextTokens: max, toolOutputTrim: o.trim, summaryRole: o.summaryRole, summary };
+  // This file's rules keep the tail whole; the default (it yields) is in keep-last-yields.property.test.ts.
+  return { counter, format: FORMAT, keepFirst: o.keepFirst, keepLast: o.keepLast, keepLastYields: false, maxContextTokens: max, toolOutputTrim: o.trim, summaryRole: o.summaryRole, summary };
 }
 
 interface Facts {
