@@ -53,6 +53,10 @@ describe('fact rules: each shape', () => {
     ['Apply Gift Card 3149902 first.', ['Gift Card: 3149902']],
     ['Fixes #4821.', ['Fixes: #4821']],
     ['The name on file is "Ana Lopez".', ['name: Ana Lopez']],
+    // A `.` inside a file name is not a sentence end: the value is named by the file, not its extension.
+    ['PASS test/a.test.ts (2.72 s)', ['path: test/a.test.ts', 'PASS test/a.test.ts: 2.72 s']],
+    ['Wrote build/out.log: 2.57 s', ['path: build/out.log', 'Wrote build/out.log: 2.57 s']],
+    ['Saved it. Order ORD-5512 weighs 2.5 kg', ['Order: ORD-5512', 'Order ORD-5512 weighs: 2.5 kg']],
   ])('%s', (text, expected) => {
     expect(lines(factsFromText(text, 50))).toEqual(expected);
   });

@@ -271,6 +271,18 @@ function isFunctionWord(word: string): boolean {
   return FUNCTION_WORD.test(word.replace(/’/g, "'"));
 }
 
+/** A word of a label: letters and digits, with `'`, `_`, `#`, `-` inside, and `.` or `/` between two such runs. */
+const LABEL_WORD = /[\p{L}\p{N}][\p{L}\p{N}'’_#-]*(?:[./][\p{L}\p{N}][\p{L}\p{N}'’_#-]*)*/gu;
+
+/** Index of the last `.` of `text` that ends a sentence (followed by white space, or the text's last character); -1 for none. */
+function sentenceDot(text: string): number {
+  for (let i = text.lastIndexOf('.'); i >= 0; i = i === 0 ? -1 : text.lastIndexOf('.', i - 1)) {
+    const next = text[i + 1];
+    if (next === undefined || /\s/.test(next)) return i;
+  }
+  return -1;
+}
+
 /**
  * The words naming a value, read just before it on its line: a field (`Total Cost: $239`,
  * `Part Number: QRM512`), or the last words of its sentence (`tracking number TRK1`, `PAY-12
@@ -288,13 +300,15 @@ export function contextLabel(text: string, start: number): { label: string; from
   before = before.replace(/\s*[:=#]\s*$/, '');
   if (assigned) before = before.slice(before.search(/\S+$/));
   // Stop at the previous clause: sentence punctuation, an opening bracket, a field separator.
-  const cut = Math.max(...['.', '!', '?', ';', ',', ':', '(', ')', '[', ']', '{', '}', '"', '“', '”', '|', '=', '\t'].map((c) => before.lastIndexOf(c)));
-  // A `.` inside a word (`v1.2`, `e.g`) is not a sentence end.
+  // A `.` inside a word (`v1.2`, `e.g`, `src/a.test.ts`) is not a sentence end: only one followed
+  // by a space or ending the text is.
+  const cut = Math.max(sentenceDot(before), ...['!', '?', ';', ',', ':', '(', ')', '[', ']', '{', '}', '"', '“', '”', '|', '=', '\t'].map((c) => before.lastIndexOf(c)));
   const clause = before.slice(cut + 1);
-  const words = clause.match(/[\p{L}\p{N}][\p{L}\p{N}'’_#-]*/gu)?.slice(-3) ?? [];
+  // A word may hold `.` and `/` between its letters and digits: a path or a file name is one word.
+  const words = clause.match(LABEL_WORD)?.slice(-3) ?? [];
   while (words.length > 0 && isFunctionWord(words.at(-1)!)) words.pop();
   while (words.length > 0 && isFunctionWord(words[0])) words.shift();
-  if (words.length === 0 || !words.some((w) => /^\p{L}+$/u.test(w))) return undefined;
+  if (words.length === 0 || !words.some((w) => w.split(/[./]/).some((part) => /^\p{L}+$/u.test(part)))) return undefined;
   const label = words.join(' ').replace(/^[-#]+|[-#]+$/g, '');
   if (!label || label.length > FACT_LABEL_MAX_CHARS) return undefined;
   return { label, from: field ? 'field' : 'sentence' };
