@@ -104,9 +104,10 @@ describe.each(CASES)('keepLastYields, $format', ({ format, history, problems }) 
 });
 
 describe('keepLastYields, OpenAI Chat: within budget whenever the smallest view is', () => {
-  test('head, system messages, the last user message and the last unit fit: the view fits', () => {
+  test('head, system messages, the last user message and the last unit fit: the view fits; the report names what it kept', () => {
     let fits = 0;
     let yielded = 0;
+    let heldSeen = 0;
     fc.assert(
       fc.property(validHistory(), optionsArb, (messages, o) => {
         const options = optionsFor(messages, 'openai', o);
@@ -123,10 +124,25 @@ describe('keepLastYields, OpenAI Chat: within budget whenever the smallest view 
           expect(report.tokensAfter).toBeLessThanOrEqual(options.maxContextTokens!);
         }
         if (report.protectedStart > report.tailStart) yielded++;
+        // The report says what is kept at the end: every message from protectedStart on, and the
+        // last user turn held before it (heldUserTurn) while the rounds after it yielded.
+        const held = report.heldUserTurn;
+        if (lastUser >= report.headEnd && lastUser < report.protectedStart) {
+          expect(held).toBeDefined();
+          expect(lastUser).toBeGreaterThanOrEqual(held!.start);
+          expect(lastUser).toBeLessThan(held!.end);
+        }
+        if (held) {
+          heldSeen++;
+          expect(held.end).toBeLessThanOrEqual(report.protectedStart);
+          if (!options.toolOutputTrim) for (const m of messages.slice(held.start, held.end)) expect(view).toContain(m);
+        }
+        if (!options.toolOutputTrim) for (const m of messages.slice(report.protectedStart)) expect(view).toContain(m);
       }),
       formatPropertyParams(),
     );
     expect(fits).toBeGreaterThan(0);
     expect(yielded).toBeGreaterThan(0);
+    expect(heldSeen).toBeGreaterThan(0);
   });
 });

@@ -68,8 +68,18 @@ export interface PlanDecisions {
   readonly groups: number;
   readonly headEnd: number;
   readonly tailStart: number;
-  /** Start of what is never dropped at the end: the kept tail (`keepLast`), which holds the last user text. */
+  /**
+   * Start of what is never dropped at the end: every message from here on is in the view. It is
+   * the kept tail (`keepLast`), which holds the last user text, unless that tail yielded to the
+   * limit: then it is later, and the last user turn may lie before it (`heldUserTurn`).
+   */
   readonly protectedStart: number;
+  /**
+   * Set only when the kept tail yielded past the last user turn: that turn's messages
+   * (`start` to `end`, exclusive), kept before `protectedStart` while the tool rounds between them
+   * gave way.
+   */
+  readonly heldUserTurn?: { readonly start: number; readonly end: number };
   readonly summaryApplied: boolean;
   /** Tokens the summary message took, and the most it was allowed (the room left); absent without a budget or summary. */
   readonly summaryTokens?: number;
@@ -701,6 +711,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
       headEnd: hEnd,
       tailStart: tStart,
       protectedStart,
+      ...(heldStart >= 0 ? { heldUserTurn: { start: heldStart, end: heldEnd } } : {}),
       summaryApplied: summaryMessage !== undefined,
       summaryTokens,
       summaryAllowedTokens,

@@ -52,7 +52,13 @@ export interface CompressReport {
   readonly groups: { readonly count: number; readonly turns: number; readonly largest: number };
   readonly headEnd: number;
   readonly tailStart: number;
+  /**
+   * Every message from here on is in the view (tool results may be cleared). Past `tailStart` when
+   * the kept tail yielded to the limit; then the last user turn may lie before it (`heldUserTurn`).
+   */
   readonly protectedStart: number;
+  /** Set only when the kept tail yielded past the last user turn: that turn (`start` to `end`, exclusive), kept before `protectedStart`. */
+  readonly heldUserTurn?: { readonly start: number; readonly end: number };
   /**
    * The summary: whether it was applied, how many messages it stands for, the tokens its message
    * took and the most it was allowed (the room the budget leaves), and whether it was shortened.
@@ -444,6 +450,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
       headEnd: d.headEnd,
       tailStart: d.tailStart,
       protectedStart: d.protectedStart,
+      ...(d.heldUserTurn ? { heldUserTurn: d.heldUserTurn } : {}),
       summary: {
         applied: d.summaryApplied,
         coveredMessages: d.coveredEnd - d.headEnd,
