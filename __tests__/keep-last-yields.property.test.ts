@@ -18,6 +18,7 @@ import { formatPropertyParams } from './helpers/property-runs.js';
 import { checkQwenAgent } from './helpers/qwen-agent-checker.js';
 import { qwenHistoryArb } from './helpers/qwen-agent-arbitraries.js';
 import { smallestYieldingView } from './helpers/smallest-view.js';
+import { expectedHeadEnd } from './helpers/view-checks.js';
 
 /**
  * `keepLastYields` (the default): the kept tail gives way to the budget, and nothing else changes. In every
@@ -144,5 +145,31 @@ describe('keepLastYields, OpenAI Chat: within budget whenever the smallest view 
     expect(fits).toBeGreaterThan(0);
     expect(yielded).toBeGreaterThan(0);
     expect(heldSeen).toBeGreaterThan(0);
+  });
+
+  test('what goes, goes oldest first: every message left out after the head comes before every one kept, but system messages and the last user message', () => {
+    let yieldedPastUser = 0;
+    fc.assert(
+      fc.property(validHistory(), optionsArb.filter((o) => o.trim === undefined), (messages, o) => {
+        const options = optionsFor(messages, 'openai', o);
+        const { keepLastYields: _strict, ...byDefault } = options;
+        const { messages: view } = compressContext(messages, byDefault);
+        const kept = new Set<unknown>(view);
+        const head = expectedHeadEnd(messages, o.keepFirst);
+        const { lastUser } = smallestYieldingView(messages, o.keepFirst, counter);
+        let lastLeftOut = -1;
+        let firstKept = messages.length;
+        messages.forEach((m, i) => {
+          if (i < head || m.role === 'system' || m.role === 'developer' || i === lastUser) return;
+          if (!kept.has(m)) lastLeftOut = i;
+          else firstKept = Math.min(firstKept, i);
+        });
+        expect({ lastLeftOut, firstKept, ok: lastLeftOut < firstKept }).toMatchObject({ ok: true });
+        if (lastUser >= 0 && lastLeftOut > lastUser) yieldedPastUser++;
+      }),
+      formatPropertyParams(),
+    );
+    // The runs reached views whose tail gave way past the last user message.
+    expect(yieldedPastUser).toBeGreaterThan(0);
   });
 });
