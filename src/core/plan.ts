@@ -453,9 +453,10 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   /**
    * Message `i` with its bulky results cleared (each result of at least its share of `minChars`;
    * the user's own text beside results is kept) and its tokens; undefined when it has none, or
-   * clearing saves nothing. Worked out once per message.
+   * clearing saves nothing (always, without `collapseMinChars`). Worked out once per message.
    */
-  const clearedCopy = (i: number, minChars: number): { message: M; tokens: number } | undefined => {
+  const clearedCopy = (i: number): { message: M; tokens: number } | undefined => {
+    if (minChars === undefined) return undefined;
     const results = lens.read(messages[i]).results;
     if (results.length === 0) return undefined;
     let chars = 0;
@@ -483,7 +484,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   if (max !== undefined && minChars !== undefined) {
     for (let i = protectedStart; i < n && minimumTokens - tailSavings > max; i++) {
       if (grouping.groupOf[i] === newestGroup) continue;
-      const copy = clearedCopy(i, minChars);
+      const copy = clearedCopy(i);
       if (copy) tailSavings += tokens[i] - copy.tokens;
     }
   }
@@ -552,8 +553,8 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   const replaced = new Map<number, M>();
   const collapsed: CollapsedResult[] = [];
   /** Clears the bulky results of message `i` in place (the pair stays, so the view stays valid) when that saves tokens. */
-  const collapseBulky = (i: number, minChars: number) => {
-    const copy = clearedCopy(i, minChars);
+  const collapseBulky = (i: number) => {
+    const copy = clearedCopy(i);
     if (!copy) return;
     replaced.set(i, copy.message);
     collapsed.push({ index: i, tokensBefore: tokens[i], tokensAfter: copy.tokens });
@@ -562,7 +563,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   if (max !== undefined && total > max && minChars !== undefined) {
     // Clear bulky results older than the tail first.
     for (let i = Math.max(coveredEnd, countedFrom); i < protectedStart && total > max; i++) {
-      if (reason[i] === DROP.kept && !held(i)) collapseBulky(i, minChars);
+      if (reason[i] === DROP.kept && !held(i)) collapseBulky(i);
     }
   }
   let cutAt = coveredEnd;
@@ -651,7 +652,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     // never the newest results (those the next reply reads). A view over the budget is refused
     // by the provider, so this is the last thing tried before reporting `overBudget`.
     // (The kept tail is never dropped, and the first pass stopped before it.)
-    for (let i = protectedStart; i < n && total > max; i++) if (grouping.groupOf[i] !== newestGroup) collapseBulky(i, minChars);
+    for (let i = protectedStart; i < n && total > max; i++) if (grouping.groupOf[i] !== newestGroup) collapseBulky(i);
   }
   const out: M[] = [];
   /** 1 where the plan left something out or put something in right before `out[k]`. */

@@ -45,6 +45,11 @@ const NUMBER_WITH_UNIT = new RegExp(`^(${NUMBER}) (${UNIT})$`);
 /** A unit column's cell: the number of a `NUMBER_WITH_UNIT` value. */
 const UNIT_CELL = new RegExp(`^${NUMBER}$`);
 
+/** The number and unit of a value joined from a number and the unit a field gave it (`unitFromField`); null for any other value. */
+function fieldUnitParts(value: string, unitFromField: boolean | undefined): RegExpExecArray | null {
+  return unitFromField ? NUMBER_WITH_UNIT.exec(value) : null;
+}
+
 /** A value as a cell writes it: bare when it holds no space or `;` and does not start with `"`, else a JSON string. */
 function cellValue(value: string): string {
   return /[\s;]/.test(value) || value.startsWith('"') ? JSON.stringify(value) : value;
@@ -56,7 +61,7 @@ function cellValue(value: string): string {
  * the others share it), else `cellValue`.
  */
 export function likelyCell(value: string, unitFromField: boolean): string {
-  const m = unitFromField ? NUMBER_WITH_UNIT.exec(value) : null;
+  const m = fieldUnitParts(value, unitFromField);
   return m ? m[1] : cellValue(value);
 }
 
@@ -95,7 +100,7 @@ export function byRecords<T extends { readonly record?: string }>(items: readonl
 function sharedUnit(values: readonly LineItem[]): string | undefined {
   let unit: string | undefined;
   for (const { value, unitFromField } of values) {
-    const m = unitFromField ? NUMBER_WITH_UNIT.exec(value) : null;
+    const m = fieldUnitParts(value, unitFromField);
     if (!m || (unit !== undefined && m[2] !== unit)) return undefined;
     unit = m[2];
   }
