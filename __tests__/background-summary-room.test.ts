@@ -8,7 +8,9 @@ import { modelRequestEnds } from '../bench/fixtures/conversation.js';
  * of the trigger; the fold leaves room under it for the next summary, and the summary may take
  * what the rest of the view leaves under the mark (never less than half of what a fold frees), so
  * a rolling summary is not squeezed into a fixed slice while the view it lands in has room, and
- * the next turns still append below the trigger. Judged from outside: the room each
+ * the next turns still append below the trigger. A rolling summary keeps the room the one it
+ * replaces took wherever the view after the fold still leaves that share under the trigger (a
+ * large result in the kept tail does not cut the ledger back). Judged from outside: the room each
  * `summary:done` event reports against the view the compressor sends right after that fold (the
  * same history compressed again), measured here from the view's own report.
  */
@@ -58,30 +60,37 @@ async function replay(history: OpenAIChatMessage[], lowWaterMark = LOW_WATER): P
 
 describe('a background summary takes the room its view leaves under the low-water mark', () => {
   for (const [name, generate] of [['code agent', generateCodeAgentConversation], ['support agent', generateSupportAgentConversation]] as const) {
-    test(`${name}: every fold's room reaches the low-water mark, the view after it stays at the mark, and a rolling summary keeps its room`, async () => {
+    test(`${name}: every fold's room reaches the low-water mark, the view after it leaves room under the trigger, and a rolling summary keeps its room`, async () => {
       const folds = await replay(generate({ messages: 260, seed: 41 }));
       expect(folds.length).toBeGreaterThanOrEqual(4);
       let previous: Fold | undefined;
       let rolled = 0;
+      let heldAboveMark = 0;
       for (const fold of folds) {
         const rest = fold.viewTokens - fold.summaryTokens;
         const room = fold.done.allowedTokens!;
-        // The room is what the rest of the view leaves below the cap (never less than the share).
+        // The room is what the rest of the view leaves below the mark (never less than the share),
+        // or the room of the summary it replaces while the view keeps a share under the trigger.
+        const kept = previous ? Math.min(previous.summaryTokens, THRESHOLD - SHARE - rest) : 0;
         expect(room).toBeGreaterThanOrEqual(Math.max(SHARE, MARK - rest) - FRAME_SLACK);
-        expect(room).toBeLessThanOrEqual(Math.max(SHARE, MARK - rest) + FRAME_SLACK);
+        expect(room).toBeLessThanOrEqual(Math.max(SHARE, MARK - rest, kept) + FRAME_SLACK);
         // The summary fits its room, and the view right after the fold leaves room to append.
         expect(fold.summaryTokens).toBeLessThanOrEqual(room + FRAME_SLACK);
-        expect(fold.viewTokens).toBeLessThanOrEqual(Math.max(MARK, rest + SHARE) + FRAME_SLACK);
+        expect(fold.viewTokens).toBeLessThanOrEqual(Math.max(MARK, rest + SHARE, THRESHOLD - SHARE) + FRAME_SLACK);
         expect(fold.viewTokens).toBeLessThan(THRESHOLD);
-        // A rolling summary whose fold reached the low-water mark (the rest of the view and the
-        // summary it replaces fit under it) is given at least the room that summary took.
-        if (previous && rest + previous.summaryTokens <= MARK) {
+        // A rolling summary whose view still leaves a share under the trigger with the summary it
+        // replaces (the rest of the view and that summary fit under it) is given at least the
+        // room that summary took, even where the kept tail holds the view above the mark.
+        if (previous && rest + previous.summaryTokens <= THRESHOLD - SHARE) {
           expect(room).toBeGreaterThanOrEqual(previous.summaryTokens - FRAME_SLACK);
           rolled++;
+          if (rest + previous.summaryTokens > MARK) heldAboveMark++;
         }
         previous = fold;
       }
       expect(rolled).toBeGreaterThan(0);
+      // At least one fold whose kept tail held the view above the mark kept its summary's room.
+      expect(heldAboveMark).toBeGreaterThan(0);
       // Rolling summaries grew past the fixed share: the ledger they carry is not cut back each fold.
       expect(Math.max(...folds.map((f) => f.summaryTokens))).toBeGreaterThan(SHARE + FRAME_SLACK);
     });

@@ -21,16 +21,19 @@ const RENDER_OVERHEAD_TOKENS = 16;
  * room under it for the next summary (`summaryReserve`), and the summary may take what the rest of
  * the view leaves under the mark, never less than half of what a fold frees (`(1 - lowWaterMark)
  * / 2` of the trigger). The next turns then append below the trigger, so one fold does not call
- * the next, and a rolling summary keeps the room the summary it replaces had. Never more than
+ * the next. A rolling summary keeps the room the summary it replaces took (`inForce`, tokens of
+ * its text) as long as the view after the fold still leaves that share under the trigger: where a
+ * large result in the kept tail holds the rest of the view above the mark, the summary is not cut
+ * back (and with it the ledger's facts) for a mark the fold cannot reach anyway. Never more than
  * `roomTokens`, the room the budget leaves (`maxContextTokens` minus the rest of the view).
  */
-export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number, maxContextTokens?: number): number | undefined {
+export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number, maxContextTokens?: number, inForce = 0): number | undefined {
   if (trigger === undefined) return roomTokens;
   const share = foldShare(trigger, lowWaterMark);
   if (roomTokens === undefined) return share;
   const mark = Math.floor(lowWaterMark * trigger);
   const rest = maxContextTokens === undefined ? undefined : maxContextTokens - roomTokens;
-  const left = rest === undefined ? share : Math.max(share, mark - rest);
+  const left = rest === undefined ? share : Math.max(share, mark - rest, Math.min(inForce, trigger - share - rest));
   return Math.min(roomTokens, left);
 }
 
@@ -147,7 +150,8 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   });
   const plan = ctx.planning.plan;
   const trigger = foldTrigger(plan);
-  const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1, plan.maxContextTokens);
+  const inForce = applied && state ? summaryTextCounter(counter)(state.summary) : 0;
+  const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1, plan.maxContextTokens, inForce);
   const { summary, calls, factsSeen, factsKept } = await summarizeRolling(ctx.summarizer, {
     ...(allowedTokens === undefined ? {} : { maxTokens: allowedTokens }),
     previousSummary: applied ? state?.summary : undefined,
