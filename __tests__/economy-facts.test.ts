@@ -178,6 +178,16 @@ describe('retention math', () => {
     expect(rows[5]).toMatchObject({ meanKeptGood: 0.5, worstTenthGood: 0 });
     expect(bad).toMatchObject({ meanKept: 0, valid: 0, withinBudget: 0, errors: 2 });
     expect(all.meanFacts).toBe((7 + 3) / 2);
+    // What the views miss, by kind: nothing for the whole view; for the last message alone, the
+    // first request's two facts outside its tool result; runs that threw count none.
+    expect(all.missedByKind).toEqual({});
+    const lostKinds: Record<string, number> = {};
+    const firstRequest = lastRequest(original);
+    const kept = extractFacts(firstRequest.slice(-1)).map((f) => f.key);
+    for (const f of extractFacts(firstRequest)) if (!kept.includes(f.key)) lostKinds[f.kind] = (lostKinds[f.kind] ?? 0) + 1;
+    expect(Object.values(lostKinds).reduce((a, b) => a + b, 0)).toBe(2);
+    expect(last.missedByKind).toEqual(lostKinds);
+    expect(bad.missedByKind).toEqual({});
   });
 
   test('values-only ceiling: the floor carries its facts free, the room takes the cheapest per fact carried, a value inside another counts', () => {

@@ -25,6 +25,14 @@ function pct(x: number): string {
   return Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`;
 }
 
+/** Missed facts by kind, largest first, as shares of all missed (`number 61% (1,234), date 12% (240)`). */
+function byKind(missed: RetentionRow['missedByKind']): string {
+  const entries = Object.entries(missed).filter(([, n]) => (n ?? 0) > 0) as [string, number][];
+  const total = entries.reduce((a, [, n]) => a + n, 0);
+  if (total === 0) return 'nothing';
+  return entries.sort((a, b) => b[1] - a[1]).map(([kind, n]) => `${kind} ${pct(n / total)} (${n.toLocaleString('en-US')})`).join(', ');
+}
+
 function table(title: string, rows: readonly RetentionRow[], log: (line: string) => void): void {
   const lines = [
     `\n### ${title}`,
@@ -41,6 +49,10 @@ function table(title: string, rows: readonly RetentionRow[], log: (line: string)
     lines.push(`Values-only ceiling (the most facts any view within the budget could carry, values alone, cheapest per fact carried first; an estimate): ${SHARES.map((s) => {
       const r = rows.find((row) => row.share === s);
       return `${pct(r?.ceiling ?? Number.NaN)} mean, ${pct(r?.ceilingWorstTenth ?? Number.NaN)} worst tenth at ${Math.round(s * 100)}%`;
+    }).join('; ')}.`);
+    lines.push(`What ${first.system} leaves out, by the checker's kind of fact (share of the facts its views miss, over all conversations): ${SHARES.map((s) => {
+      const r = rows.find((row) => row.share === s && row.system === first.system);
+      return `at ${Math.round(s * 100)}%: ${r ? byKind(r.missedByKind) : '-'}`;
     }).join('; ')}.`);
   }
   log(lines.join('\n'));

@@ -19,7 +19,7 @@
  */
 import { createTokenCounter, validateMessages, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
 import { requestFloor, viewTokens } from '../budget.js';
-import { extractFacts, isAlnum, normalize, occursIn, retentionOfFacts, viewText, type Fact } from './fact-checker.js';
+import { extractFacts, isAlnum, normalize, occursIn, retentionOfFacts, viewText, type Fact, type FactKind } from './fact-checker.js';
 
 /**
  * What a system sends for a request, and, for a system with recall, the original messages the model
@@ -76,6 +76,11 @@ export interface RetentionRow {
   readonly ceilingWorstTenth: number;
   /** Runs that threw (counted as keeping nothing, invalid and over budget). */
   readonly errors: number;
+  /**
+   * Facts the views leave out, summed over conversations, by the checker's kind (runs that threw
+   * not counted): where a system's losses lie. Kinds with none are absent.
+   */
+  readonly missedByKind: Readonly<Partial<Record<FactKind, number>>>;
 }
 
 /** Options of `measureRetention`. */
@@ -122,6 +127,13 @@ export function reusedFacts(messages: readonly OpenAIChatMessage[], facts: reado
   });
 }
 
+/** The missed facts of samples, summed by kind. */
+function sumKinds(list: readonly Sample[]): Partial<Record<FactKind, number>> {
+  const out: Partial<Record<FactKind, number>> = {};
+  for (const s of list) for (const [kind, n] of Object.entries(s.missed ?? {}) as [FactKind, number][]) out[kind] = (out[kind] ?? 0) + n;
+  return out;
+}
+
 interface Sample {
   kept: number;
   reachable: number;
@@ -130,6 +142,7 @@ interface Sample {
   valid: boolean;
   sent: number;
   error: boolean;
+  missed?: Partial<Record<FactKind, number>>;
 }
 
 /**
@@ -209,6 +222,8 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
   for (const conversation of options.conversations) {
     const request = lastRequest(conversation);
     const facts = extractFacts(request);
+    // Facts are distinct by normalized value, so by value too: what the checker reports missing.
+    const kindOf = new Map(facts.map((f) => [f.value, f.kind] as const));
     done++;
     if (facts.length === 0) {
       options.onConversation?.(done, options.conversations.length);
@@ -237,8 +252,15 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
           } catch {
             valid = false;
           }
+          const inView = retentionOfFacts(facts, view);
+          const missed: Partial<Record<FactKind, number>> = {};
+          for (const value of inView.missing) {
+            const kind = kindOf.get(value)!;
+            missed[kind] = (missed[kind] ?? 0) + 1;
+          }
           sample = {
-            kept: retentionOfFacts(facts, view).share,
+            kept: inView.share,
+            missed,
             reachable: recallable.length > 0 ? retentionOfFacts(facts, [...view, ...recallable]).share : retentionOfFacts(facts, view).share,
             reused: reused.length > 0 ? retentionOfFacts(reused, view).share : undefined,
             within: sent <= budget,
@@ -282,6 +304,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
         ceiling: mean(ceilings.get(share) ?? []),
         ceilingWorstTenth: percentile(ceilings.get(share) ?? [], 0.1),
         errors: list.filter((s) => s.error).length,
+        missedByKind: sumKinds(list),
       });
     }
   }
