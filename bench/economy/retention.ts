@@ -261,7 +261,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
           sample = {
             kept: inView.share,
             missed,
-            reachable: recallable.length > 0 ? retentionOfFacts(facts, [...view, ...recallable]).share : retentionOfFacts(facts, view).share,
+            reachable: recallable.length > 0 ? retentionOfFacts(facts, [...view, ...recallable]).share : inView.share,
             reused: reused.length > 0 ? retentionOfFacts(reused, view).share : undefined,
             within: sent <= budget,
             valid,
