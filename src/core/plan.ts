@@ -648,10 +648,11 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     cutAt = i;
   }
   if (max !== undefined && total > max && minChars !== undefined) {
-    // Nothing older is left to drop: clear bulky results inside the kept tail, oldest first, but
-    // never the newest results (those the next reply reads). A view over the budget is refused
-    // by the provider, so this is the last thing tried before reporting `overBudget`.
-    // (The kept tail is never dropped, and the first pass stopped before it.)
+    // Nothing older is left to drop: clear bulky results from `protectedStart` on (what is never
+    // dropped: the kept tail, or what is left of it when it yielded), oldest first, but never the
+    // newest results (those the next reply reads). A view over the budget is refused by the
+    // provider, so this is the last thing tried before reporting `overBudget`. (The first pass
+    // stopped before `protectedStart`.)
     for (let i = protectedStart; i < n && total > max; i++) if (grouping.groupOf[i] !== newestGroup) collapseBulky(i);
   }
   const out: M[] = [];
