@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { extractFacts, isIdKey, normalize, retention, type Fact, type FactKind } from '../bench/economy/fact-checker.js';
 import { lastRequest, measureRetention, percentile, reusedFacts, valuesCeiling, type RetentionSystem } from '../bench/economy/retention.js';
-import { DOMAINS, generateCodeAgentConversation, generateSupportAgentConversation } from '../bench/fixtures/domains/index.js';
+import { DOMAINS, generateCodeAgentConversation, generateOpsAgentConversation, generateSupportAgentConversation } from '../bench/fixtures/domains/index.js';
 import { createTokenCounter, validateMessages, type OpenAIChatMessage } from '../src/index.js';
 
 const user = (content: string): OpenAIChatMessage => ({ role: 'user', content });
@@ -238,7 +238,7 @@ describe('second-domain generators', () => {
     expect(a.some((m) => m.role === 'tool' && String(m.content).length > 2000)).toBe(true);
   });
 
-  test.each([[generateCodeAgentConversation], [generateSupportAgentConversation]])('every length from 0 to 40 and 400 is exact and valid (%#)', (generate) => {
+  test.each([[generateCodeAgentConversation], [generateSupportAgentConversation], [generateOpsAgentConversation]])('every length from 0 to 40 and 400 is exact and valid (%#)', (generate) => {
     for (const n of [...Array.from({ length: 41 }, (_, k) => k), 399, 400]) {
       const msgs = generate({ messages: n, seed: n });
       expect(msgs).toHaveLength(n);
