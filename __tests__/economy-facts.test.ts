@@ -138,6 +138,17 @@ describe('retention math', () => {
     expect(normalize('  A\\u0042c \n\t 1,234,567.5 ')).toBe('abc 1234567.5');
   });
 
+  test('a comma between table cells is not a thousands separator: a result carried whole keeps its cells', () => {
+    // A CSV row whose cell ends in a digit, followed by a cell of three digits and more.
+    const csv = 'name,node,size,limit\nworker-7,node-b07,732Mi,2.00GiB\nworker-8,node-c12,104,2048\n';
+    const original: OpenAIChatMessage[] = [user('sizes please'), call('s', 'sizes', {}), tool('s', csv)];
+    const facts = extractFacts(original);
+    expect(facts.map((f) => f.value)).toEqual(expect.arrayContaining(['732Mi']));
+    expect(retention(original, original)).toMatchObject({ kept: facts.length, missing: [] });
+    // Real thousands separators still go, where the number starts on its own.
+    expect(normalize('node-b07,732Mi total $1,234,567.50 and 12,500 rows; 0,732')).toBe('node-b07,732mi total $1234567.50 and 12500 rows; 0,732');
+  });
+
   test('percentile is nearest-rank; lastRequest cuts a final assistant message only', () => {
     expect(percentile([5, 1, 4, 2, 3, 6, 7, 8, 9, 10], 0.1)).toBe(1);
     expect(percentile([0.9, 0.1, 0.5], 0.1)).toBe(0.1);

@@ -30,7 +30,9 @@
  * 2. JSON string escapes undone, twice (`\"`, `\\`, `\/`, `\uXXXX`; `\n`, `\t`, `\r` become a
  *    space), so a value is found inside JSON and inside JSON quoted in JSON;
  * 3. lower case (ids and codes are compared without case);
- * 4. thousands separators removed (`1,234.50` -> `1234.50`);
+ * 4. thousands separators removed (`1,234.50` -> `1234.50`) in a number that starts on its own
+ *    (not glued to a letter, digit or point before it) with a first group of 1-3 digits not led
+ *    by 0: the comma between two table cells (`b07,732`, `0,732`) stays;
  * 5. whitespace runs collapsed to one space, ends trimmed.
  */
 import type { OpenAIChatMessage } from '../../src/index.js';
@@ -82,7 +84,7 @@ export function normalize(text: string): string {
   let s = text.normalize('NFKC');
   s = unescapeJson(unescapeJson(s));
   s = s.toLowerCase();
-  s = s.replace(/(\d),(?=\d{3}(?!\d))/g, '$1');
+  s = s.replace(/(?<![\p{L}\p{N}.])[1-9]\d{0,2}(?:,\d{3})+(?!\d)/gu, (n) => n.replaceAll(',', ''));
   return s.replace(/\s+/g, ' ').trim();
 }
 
