@@ -1,3 +1,4 @@
+import { splitTextTables } from './text-tables.js';
 import { truncateMiddle } from './truncate-middle.js';
 
 /**
@@ -545,8 +546,28 @@ export function parseJsonData(text: string): unknown {
   }
 }
 
-/** Facts of a tool result or message: read as JSON where it is JSON, as free text (`source`) otherwise. */
+/**
+ * Facts of a tool result or message: read as JSON where it is JSON; otherwise as free text
+ * (`source`), but for the tables written in it (markdown, CSV / TSV, column-aligned listings:
+ * `splitTextTables`), whose rows are read as records, each cell named by its column, as a JSON
+ * listing's are. In order of appearance, at most `limit` distinct values (see `factsFromJson`).
+ */
 export function factsFromContent(content: string, limit: number, source: TextSource = 'prose'): Fact[] {
   const data = parseJsonData(content);
-  return data === undefined ? factsFromText(content, limit, source) : factsFromJson(data, limit);
+  if (data !== undefined) return factsFromJson(data, limit);
+  const pieces = splitTextTables(content);
+  if (pieces.length === 1 && pieces[0].kind === 'text') return factsFromText(content, limit, source);
+  const out: Fact[] = [];
+  let tables = 0;
+  for (const piece of pieces) {
+    const left = limit - new Set(out.map((f) => f.value)).size;
+    if (left <= 0) break;
+    if (piece.kind === 'text') out.push(...factsFromText(piece.text, left, source));
+    else {
+      // Each table's records are its own: a second table's row 0 is not the first table's.
+      const table = tables++;
+      for (const fact of factsFromJson(piece.records, left)) out.push(fact.record === undefined || table === 0 ? fact : { ...fact, record: `${table}/${fact.record}` });
+    }
+  }
+  return out;
 }
