@@ -51,6 +51,11 @@ export interface ResultRef {
   readonly idHint?: string;
   /** The result's text as sent to the model. */
   readonly content: string;
+  /**
+   * The arguments of the call this result answers, as the pairing scan matched them
+   * (`withCallNames`); absent from a lens's own reading and where no call matched.
+   */
+  readonly callArguments?: string;
 }
 
 /** A call the provider runs itself and answers inside the same message (Anthropic server tools, Responses `web_search_call`). */

@@ -1,6 +1,6 @@
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
-import { factsFromContent, factsFromText, identifiesAlone, isDistinctive, type Fact } from './facts.js';
+import { factsFromContent, factsFromText, identifiesAlone, isDistinctive, isSecretKey, parseJsonData, type Fact } from './facts.js';
 import { byRecords, fitsTable, likelyCell, readJsonString, readTable, writeTable, type LineItem } from './ledger-table.js';
 
 /**
@@ -20,7 +20,8 @@ import { byRecords, fitsTable, likelyCell, readJsonString, readTable, writeTable
  *
  * One line per source (a tool result's tool name and message number, or a turn's role and
  * number; `@n` is message n, counted from the first message ever summarized), holding its facts
- * as `key=value` items separated by spaces, in the order they were found. A key never holds a
+ * as `key=value` items separated by spaces, in the order they were found (a line whose facts do
+ * not say whose they are names it in its header, `for key=value`: `LedgerFact.of`). A key never holds a
  * space, `=`, `"` or a bracket (a sentence's words are joined by `_`); a value holding a space,
  * starting with `"` or ending with `:` is written as a JSON string. A fact named only by its shape
  * (`date`, `path`, `number`...) is written as its value alone when the value holds no `=`: the
@@ -63,10 +64,12 @@ export interface LedgerFact {
   /** Its value joins a number and the unit a sibling field gave it (`Fact.unitFromField`): a table may write the unit once, in its column's head. */
   readonly unitFromField?: boolean;
   /**
-   * The record it belongs to, as `key=value` of the record's id, when another line holds that id
-   * (a record read again, or one whose id another record's field held first): its line names it
-   * in its header (`- [track @4 for tracking_number=TRK8812]`) so its values say whose they are.
-   * A reference, not a fact. Absent when its own line holds the id.
+   * Whose value it is, as `key=value`: the id of the record it belongs to when another line holds
+   * that id (a record read again, or one whose id another record's field held first), else what
+   * the call it came with or answers was about (`callSubject`: `path=src/a.ts`). Its line names
+   * it in its header (`- [track @4 for tracking_number=TRK8812]`, `- [run_tests @9 for
+   * path=test/a.test.ts]`) so its values say whose they are. A reference, not a fact: the line's
+   * facts share it, and it is left out when the line holds that value itself.
    */
   readonly of?: string;
 }
@@ -214,9 +217,24 @@ function messageText(entry: TranscriptEntry): string {
   return [entry.text, ...entry.calls.map((c) => c.arguments), ...entry.results.map((r) => r.content)].join('\n');
 }
 
-function sourceLabel(name: string, ordinal: number): string {
-  const clean = name.replace(/[\s[\]@]+/g, '_').slice(0, 64) || 'tool';
-  return `${clean} @${ordinal}`;
+/**
+ * The source of facts from one text of message `ordinal` (`get_order @5`). The `nth` call or
+ * result of the same tool in one message (parallel calls) is a source of its own (`get_order#2 @5`):
+ * each call's and each result's facts keep their own line, their own record and their own name.
+ */
+function sourceLabel(name: string, ordinal: number, nth = 1): string {
+  const clean = name.replace(/[\s[\]@#]+/g, '_').slice(0, 64) || 'tool';
+  return nth > 1 ? `${clean}#${nth} @${ordinal}` : `${clean} @${ordinal}`;
+}
+
+/** Numbers the texts of one message by their name: 1 for the first of a name, 2 for the second... */
+function nthOfName(): (name: string) => number {
+  const seen = new Map<string, number>();
+  return (name) => {
+    const n = (seen.get(name) ?? 0) + 1;
+    seen.set(name, n);
+    return n;
+  };
 }
 
 /** The message number in a source label (`get_user_details @5` is 5). */
@@ -258,6 +276,32 @@ function idFields(found: readonly Fact[]): Map<string, { key: string; value: str
     if (fact.value) ids.set(record, { key: keyOf(fact).key, value: fact.value });
   }
   return ids;
+}
+
+/** Longest value a call's subject may have to be named in its result's header: a path or an id, not a text. */
+const SUBJECT_MAX_CHARS = 80;
+
+/**
+ * What a call was about, as its result's header names it (`LedgerFact.of`): its first argument
+ * whose field names an identifier (`RECORD_ID_KEY`), else its first string argument; as
+ * `key=value` when that fits a header (no space, `]`, at most `SUBJECT_MAX_CHARS`). Undefined for
+ * arguments that are not a JSON object, or hold no such value (numbers, flags and secrets are
+ * never a subject).
+ */
+export function callSubject(args: string | undefined): string | undefined {
+  const data = args === undefined ? undefined : parseJsonData(args);
+  if (data === undefined || data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
+  let first: string | undefined;
+  for (const [field, value] of Object.entries(data as Record<string, unknown>)) {
+    const id = RECORD_ID_KEY.test(field);
+    if (isSecretKey(field) || !(typeof value === 'string' || (id && typeof value === 'number' && Number.isFinite(value)))) continue;
+    const text = String(value).trim();
+    const ref = `${ledgerKey(field)}=${text}`;
+    if (text === '' || text.length > SUBJECT_MAX_CHARS || !RECORD_REF.test(ref)) continue;
+    if (id) return ref;
+    first ??= ref;
+  }
+  return first;
 }
 
 /** Where a record read again was first read: its source and its record there. */
@@ -423,8 +467,9 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
         keyStrength: better ? strength : old.keyStrength,
         record,
         ...(old.unitFromField ? { unitFromField: true } : {}),
-        // The record it belongs to stays named while it stays on its line.
-        ...(!better && old.of !== undefined ? { of: old.of } : {}),
+        // Whose value it is goes with its line: it stays named while the fact stays there, and a
+        // fact that moves to this source takes this source's reference.
+        ...((better ? of : old.of) === undefined ? {} : { of: better ? of : old.of }),
       };
       facts[at] = updated;
       if (better) remember(facts[at], at);
@@ -436,17 +481,24 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
     }
     // What a call asked with (a path it patched, a query, a command) is a fact of the call; its
     // answer's facts come with the result, and a value in both is one fact.
+    const nthCall = nthOfName();
     for (const call of entry.calls) {
+      const name = call.name || 'tool';
+      const nth = nthCall(name);
       if (!call.arguments.trim()) continue;
-      const source = sourceLabel(call.name || 'tool', ordinal);
-      for (const fact of factsFromContent(call.arguments, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source, true);
+      const source = sourceLabel(name, ordinal, nth);
+      const of = callSubject(call.arguments);
+      for (const fact of factsFromContent(call.arguments, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source, true, false, undefined, of);
     }
+    const nthResult = nthOfName();
     for (const result of entry.results) {
-      const source = sourceLabel(result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool', ordinal);
+      const name = result.name || (result.id ? callNames.get(result.id) : undefined) || 'tool';
+      const source = sourceLabel(name, ordinal, nthResult(name));
       const found = factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data');
       const ids = idFields(found);
       const homes = homesOf(ids);
-      const of = recordRef(ids.get(''));
+      // Whose values these are: the record's id another line holds, else what the call asked about.
+      const of = recordRef(ids.get('')) ?? callSubject(result.callArguments);
       for (const fact of found) add(fact, source, false, true, homes.get(fact.record ?? ''), of);
     }
     // Known facts this message mentions without stating them as a fact (an id in a call's arguments,
