@@ -4,8 +4,8 @@
  *
  *   npx tsc -p tsconfig.json && node dist/bench/readme-tables.js
  *
- * Prints the time table (median ms per request, good views), the goals, and the adapter overhead
- * table. Refuses a quick run's results.
+ * Prints the time table (median ms per request, good views), the goals, the adapter overhead
+ * table, the proxy load table and the fact retention table. Refuses a quick run's results.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,6 +31,43 @@ interface Results {
   readonly goals: { readonly holds: boolean; readonly goal: string; readonly measured: string }[];
   readonly adapterOverhead?: { adapter: string; messages: number; withoutMs: number; withMs: number; overheadMs: number }[];
   readonly proxyLoad?: { row: string; addedP50Ms?: number; addedP99Ms?: number; floorMs?: number; errors: number; timeouts: number; non2xx: number; proxyP99Ms: number; verdict: string; goal: string }[];
+  readonly economy?: { readonly retention: readonly RetentionTable[] };
+}
+
+/** The figures of `bench/economy/retention.ts`'s `RetentionRow` the README's retention table cites. */
+interface RetentionFigures {
+  readonly system: string;
+  readonly share: number;
+  readonly meanKept: number;
+  readonly worstTenth: number;
+  readonly meanKeptGood: number;
+  readonly worstTenthGood: number;
+  readonly meanReachable: number;
+  readonly worstTenthReachable: number;
+  readonly ceiling: number;
+  readonly ceilingWorstTenth: number;
+}
+
+interface RetentionTable {
+  readonly title: string;
+  readonly rows: readonly RetentionFigures[];
+}
+
+/** The retention table's columns: header, system, and which of its figures (mean, worst tenth). */
+const RETENTION_COLUMNS: [string, string, (r: RetentionFigures) => [number, number]][] = [
+  ['ctxfold', 'ctxfold', (r) => [r.meanKept, r.worstTenth]],
+  ['ctxfold, good views only', 'ctxfold', (r) => [r.meanKeptGood, r.worstTenthGood]],
+  ['ctxfold + recall, reachable', 'ctxfold + recall', (r) => [r.meanReachable, r.worstTenthReachable]],
+  ['ctxfold, server', 'ctxfold, background (createCompressor)', (r) => [r.meanKept, r.worstTenth]],
+  ['ctxfold, no summary', 'ctxfold, no summary', (r) => [r.meanKept, r.worstTenth]],
+  ['trimMessages', 'langchain trimMessages', (r) => [r.meanKept, r.worstTenth]],
+  ['pruneMessages + cut', 'ai-sdk pruneMessages', (r) => [r.meanKept, r.worstTenth]],
+  ['ceiling', 'ctxfold', (r) => [r.ceiling, r.ceilingWorstTenth]],
+];
+
+/** A share kept as the README's retention table writes it: mean (worst tenth), one decimal. */
+function keptText([mean, worst]: [number, number]): string {
+  return `${(100 * mean).toFixed(1)}% (${(100 * worst).toFixed(1)}%)`;
 }
 
 const COLUMNS = ['ctxfold', 'JSON.parse', 'langchain trimMessages', 'langchain trimMessages + memo', 'ai-sdk pruneMessages', 'ai-sdk pruneMessages + memo', 'slice(-N)'];
@@ -89,6 +126,20 @@ function main(): void {
     for (const r of results.proxyLoad) {
       const failures = r.errors + r.timeouts + r.non2xx;
       lines.push(`| ${r.row} | ${r.addedP50Ms === undefined ? '-' : r.addedP50Ms.toFixed(2)} | ${r.addedP99Ms === undefined ? '-' : r.addedP99Ms.toFixed(2)} | ${r.floorMs === undefined ? '-' : r.floorMs.toFixed(2)} | ${failures} | ${r.verdict}: ${r.goal} |`);
+    }
+  }
+  if (results.economy) {
+    lines.push('', `| conversations | budget | ${RETENTION_COLUMNS.map(([h]) => h).join(' | ')} |`, `| --- | ---: |${RETENTION_COLUMNS.map(() => ' ---: |').join('')}`);
+    for (const table of results.economy.retention) {
+      // "corpus (all)", "code-agent (20 conversations, 200-400 messages)": the name before the parenthesis.
+      const name = table.title.replace(/ \(.*$/, '');
+      for (const share of [...new Set(table.rows.map((r) => r.share))]) {
+        const cells = RETENTION_COLUMNS.map(([, system, figures]) => {
+          const row = table.rows.find((r) => r.system === system && r.share === share);
+          return row === undefined ? '-' : keptText(figures(row));
+        });
+        lines.push(`| ${name} | ${Math.round(share * 100)}% | ${cells.join(' | ')} |`);
+      }
     }
   }
   process.stdout.write(`${lines.join('\n')}\n`);
