@@ -1,7 +1,8 @@
 /**
  * Prints how many facts each system's view keeps at 25% and 50% of each conversation's tokens, on
  * (a) the shared corpus (200 real conversations; skipped with a message when absent) and (b) 20
- * code-agent and 20 support-agent conversations of 200-400 messages (seeded). Run:
+ * conversations of 200-400 messages (seeded) of each generated domain (`DOMAINS`: a code agent, a
+ * support agent, an on-call operations agent). Run:
  *
  *   npx tsc -p tsconfig.json && node dist/bench/economy/retention-report.js [--quick]
  *
