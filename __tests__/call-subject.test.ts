@@ -30,7 +30,12 @@ describe('callSubject: what a call was about', () => {
     ['a long text', { note: 'x'.repeat(81) }, undefined],
     ['an empty string', { name: '' }, undefined],
   ])('%s', (_, args, subject) => {
-    expect(callSubject(JSON.stringify(args))).toBe(subject);
+    expect(callSubject(JSON.stringify(args))?.ref).toBe(subject);
+  });
+
+  test('says whether its field names an identifier', () => {
+    expect(callSubject(JSON.stringify({ severity: 'high', order_id: 'ORD-1' }))).toEqual({ ref: 'order_id=ORD-1', identifier: true });
+    expect(callSubject(JSON.stringify({ severity: 'high' }))).toEqual({ ref: 'severity=high', identifier: false });
   });
 
   test('arguments that are not a JSON object name nothing', () => {
@@ -78,6 +83,18 @@ describe('a result line names its call', () => {
     const back = parseLedger(text);
     expect(back.facts.filter((f) => f.value === '412').map((f) => f.of)).toEqual(['path=test/a.test.ts']);
     expect(renderLedger(back, ROOM, count)).toBe(text);
+  });
+
+  test('a record with an id of its own is named by another record\'s id it answers for, not by a parameter', () => {
+    const lines = ledgerText([
+      { role: 'user', content: 'Open an incident, then refund order ORD-9.' },
+      ...round('c', [
+        { name: 'create_incident', args: { severity: 'high', title: 'errors' }, result: { incident_id: 'INC-501', created_at: '2025-03-12T10:00:00Z' } },
+        { name: 'create_refund', args: { reason: 'damaged', order_id: 'ORD-9' }, result: { refund_id: 'RF-77', amount: '12.50 EUR' } },
+      ]),
+    ]).split('\n');
+    expect(lines.find((l) => l.includes('INC-501'))).toMatch(/^- \[create_incident @3\] /);
+    expect(lines.find((l) => l.includes('RF-77'))).toMatch(/^- \[create_refund @4 for order_id=ORD-9\] /);
   });
 
   test('a call read again names its subject on the new line', () => {

@@ -281,6 +281,12 @@ function idFields(found: readonly Fact[]): Map<string, { key: string; value: str
 /** Longest value a call's subject may have to be named in its result's header: a path or an id, not a text. */
 const SUBJECT_MAX_CHARS = 80;
 
+/** What a call was about (`callSubject`): `key=value`, and whether its field names an identifier. */
+export interface CallSubject {
+  readonly ref: string;
+  readonly identifier: boolean;
+}
+
 /**
  * What a call was about, as its result's header names it (`LedgerFact.of`): its first argument
  * whose field names an identifier (`RECORD_ID_KEY`), else its first string argument; as
@@ -288,18 +294,18 @@ const SUBJECT_MAX_CHARS = 80;
  * arguments that are not a JSON object, or hold no such value (numbers, flags and secrets are
  * never a subject).
  */
-export function callSubject(args: string | undefined): string | undefined {
+export function callSubject(args: string | undefined): CallSubject | undefined {
   const data = args === undefined ? undefined : parseJsonData(args);
   if (data === undefined || data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
-  let first: string | undefined;
+  let first: CallSubject | undefined;
   for (const [field, value] of Object.entries(data as Record<string, unknown>)) {
-    const id = RECORD_ID_KEY.test(field);
-    if (isSecretKey(field) || !(typeof value === 'string' || (id && typeof value === 'number' && Number.isFinite(value)))) continue;
+    const identifier = RECORD_ID_KEY.test(field);
+    if (isSecretKey(field) || !(typeof value === 'string' || (identifier && typeof value === 'number' && Number.isFinite(value)))) continue;
     const text = String(value).trim();
     const ref = `${ledgerKey(field)}=${text}`;
     if (text === '' || text.length > SUBJECT_MAX_CHARS || !RECORD_REF.test(ref)) continue;
-    if (id) return ref;
-    first ??= ref;
+    if (identifier) return { ref, identifier };
+    first ??= { ref, identifier };
   }
   return first;
 }
@@ -487,7 +493,7 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const nth = nthCall(name);
       if (!call.arguments.trim()) continue;
       const source = sourceLabel(name, ordinal, nth);
-      const of = callSubject(call.arguments);
+      const of = callSubject(call.arguments)?.ref;
       for (const fact of factsFromContent(call.arguments, LEDGER_FACTS_PER_MESSAGE, 'data')) add(fact, source, true, false, undefined, of);
     }
     const nthResult = nthOfName();
@@ -497,8 +503,12 @@ export function ledgerBuilder(previous: Ledger): LedgerBuilder {
       const found = factsFromContent(result.content, LEDGER_FACTS_PER_MESSAGE, 'data');
       const ids = idFields(found);
       const homes = homesOf(ids);
-      // Whose values these are: the record's id another line holds, else what the call asked about.
-      const of = recordRef(ids.get('')) ?? callSubject(result.callArguments);
+      // Whose values these are: the record's id another line holds, else what the call asked about;
+      // a record with an id of its own is named by it, so only another record's id it answers for
+      // (`for order_id=...` on a record the call made for that order) is worth its room, not a
+      // parameter (`for severity=high`).
+      const subject = callSubject(result.callArguments);
+      const of = recordRef(ids.get('')) ?? (subject && (subject.identifier || !ids.has('')) ? subject.ref : undefined);
       for (const fact of found) add(fact, source, false, true, homes.get(fact.record ?? ''), of);
     }
     // Known facts this message mentions without stating them as a fact (an id in a call's arguments,
