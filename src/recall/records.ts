@@ -1,16 +1,20 @@
 import type { TranscriptEntry } from '../formats/lens.js';
+import { callText } from '../summarize/call-text.js';
 import type { CoveredMessage } from '../runtime/summary-job.js';
 import type { OriginalRecord } from './originals.js';
 
 /**
  * A message as recall shows it: the role and text, then each call with its name, arguments and
- * id, then each result with its name, id and content. Nothing is cut: bounding is the resolver's.
+ * id, then each result with the call it answers (its name and, shortened, its arguments: a search
+ * for what the call was about finds its result too), its id and content. Neither text nor result
+ * is cut: bounding is the resolver's.
  */
 export function recordText(entry: TranscriptEntry): string {
   const lines = [entry.text];
   for (const call of entry.calls) lines.push(`-> call ${call.name}(${call.arguments})${call.id ? ` [id ${call.id}]` : ''}`);
   for (const result of entry.results) {
-    lines.push(`<- result${result.name ? ` of ${result.name}` : ''}${result.id ? ` [id ${result.id}]` : ''}: ${result.content}`);
+    const of = result.name && result.callArguments !== undefined ? callText({ name: result.name, arguments: result.callArguments }) : result.name;
+    lines.push(`<- result${of ? ` of ${of}` : ''}${result.id ? ` [id ${result.id}]` : ''}: ${result.content}`);
   }
   return lines.filter((l) => l !== '').join('\n');
 }
