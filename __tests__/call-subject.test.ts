@@ -6,6 +6,7 @@ import type { FormatName } from '../src/formats/lens.js';
 import { LENSES } from '../src/formats/registry.js';
 import type { OpenAIChatMessage } from '../src/index.js';
 import { callSubject, emptyLedger, extendLedger, parseLedger, renderLedger } from '../src/summarize/ledger.js';
+import { renderTranscript } from '../src/summarize/render-transcript.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { formatPropertyParams } from './helpers/property-runs.js';
 
@@ -201,5 +202,23 @@ describe.each(['openai', 'anthropic', 'gemini'] as const)('in %s, a result line 
       }),
       formatPropertyParams(),
     );
+  });
+});
+
+describe('a model summarizer is told which call an id-less result answers', () => {
+  test('Gemini parallel calls of one tool: each result names its own call', () => {
+    const contents = [
+      { role: 'user', parts: [{ text: 'Weather in Oslo and Rome?' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { city: 'Oslo' } } }, { functionCall: { name: 'lookup', args: { city: 'Rome' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { temp_c: 4 } } }, { functionResponse: { name: 'lookup', response: { temp_c: 19 } } }] },
+    ];
+    const text = renderTranscript(transcriptOf(contents, LENSES.gemini!));
+    expect(text).toContain('<- result of lookup(city=Oslo): {"temp_c":4}');
+    expect(text).toContain('<- result of lookup(city=Rome): {"temp_c":19}');
+  });
+
+  test('a result with an id is matched by its id, and names its tool only', () => {
+    const text = renderTranscript(transcriptOf(round('a', [{ name: 'lookup', args: { city: 'Oslo' }, result: { temp_c: 4 } }]), LENSES.openai!));
+    expect(text).toContain('<- result of lookup [id a_0]: {"temp_c":4}');
   });
 });

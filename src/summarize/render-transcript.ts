@@ -1,4 +1,5 @@
 import type { TranscriptEntry } from '../formats/lens.js';
+import { callText } from './call-text.js';
 import { truncateMiddle } from './truncate-middle.js';
 
 /**
@@ -27,8 +28,10 @@ export function defuseTags(text: string): string {
 
 /**
  * Renders one transcript entry as plain text for a summarizer: the role and text, then each tool
- * call with its name, arguments and id, then each result with its name, id and content. The same
- * rendering is what the rolling driver counts, so batch sizes match what a prompt really holds.
+ * call with its name, arguments and id, then each result with its name, id and content. A result
+ * without an id (Gemini pairs by position) names its call's arguments, shortened (`callText`):
+ * nothing else would tell the model which of two calls of one tool it answers. The same rendering
+ * is what the rolling driver counts, so batch sizes match what a prompt really holds.
  */
 export function renderEntry(entry: TranscriptEntry): string {
   const lines = [entry.text ? `${ROLE_LABEL[entry.role]}: ${clip(entry.text, RENDER_LIMITS.text)}` : `${ROLE_LABEL[entry.role]}:`];
@@ -36,7 +39,8 @@ export function renderEntry(entry: TranscriptEntry): string {
     lines.push(`  -> call ${call.name}(${clip(call.arguments, RENDER_LIMITS.arguments)})${call.id ? ` [id ${call.id}]` : ''}`);
   }
   for (const result of entry.results) {
-    const label = `${result.name ? ` of ${result.name}` : ''}${result.id ? ` [id ${result.id}]` : ''}`;
+    const of = result.name && !result.id && result.callArguments !== undefined ? defuseTags(callText({ name: result.name, arguments: result.callArguments })) : result.name;
+    const label = `${of ? ` of ${of}` : ''}${result.id ? ` [id ${result.id}]` : ''}`;
     lines.push(`  <- result${label}: ${clip(result.content, RENDER_LIMITS.result)}`);
   }
   return lines.join('\n');
