@@ -222,3 +222,26 @@ describe('a model summarizer is told which call an id-less result answers', () =
     expect(text).toContain('<- result of lookup [id a_0]: {"temp_c":4}');
   });
 });
+
+describe("a record's values come with its id", () => {
+  test('the id ranks with the best-ranked value of its record, so a short room keeps both', () => {
+    const messages: OpenAIChatMessage[] = [
+      { role: 'user', content: 'Look up the shipment.' },
+      ...round('a', [{ name: 'get_shipment', args: {}, result: { shipment_id: 'SHP-40219', eta: '2025-04-02', depot: 'D-17' } }]),
+      { role: 'assistant', content: 'Found it.' },
+    ];
+    // Later turns come back to the date only: it outranks the id that says whose date it is.
+    for (let t = 0; t < 4; t++) messages.push({ role: 'user', content: `Is 2025-04-02 still right? (${t})` }, { role: 'assistant', content: 'Yes.' });
+    const ledger = extendLedger(emptyLedger(), transcriptOf(messages, LENSES.openai!));
+    const whole = renderLedger(ledger, ROOM, count);
+    // The smallest room that writes the date: the id is on its line.
+    for (let room = 10; room < count(whole); room++) {
+      const text = renderLedger(ledger, room, count);
+      const line = text.split('\n').find((l) => l.includes('2025-04-02'));
+      if (line === undefined) continue;
+      expect(line).toContain('SHP-40219');
+      return;
+    }
+    throw new Error(`no room wrote the date:\n${whole}`);
+  });
+});

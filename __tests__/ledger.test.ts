@@ -9,7 +9,7 @@ import { transcriptOf } from '../src/core/transcript.js';
 import { createExtractiveSummarizer, ledgerOf, writeSummary } from '../src/summarize/extractive.js';
 import { factsFromContent, factsFromJson, factsFromText, isMeasured, type Fact } from '../src/summarize/facts.js';
 import {
-  anchorOf, appendMissingFacts, emptyLedger, mentions, textWords, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, renderLedger,
+  anchorOf, appendMissingFacts, emptyLedger, mentions, textWords, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, recordIds, renderLedger,
   REFERENCE_CAP, REFERENCE_WEIGHT, withoutLedgerBlocks, type Ledger, type LedgerFact,
 } from '../src/summarize/ledger.js';
 import { createLlmSummarizer } from '../src/summarize/llm.js';
@@ -233,12 +233,25 @@ describe('the ledger: dedup, mentions, numbering', () => {
   });
 
   test('ranking: more recent first, a mention is worth REFERENCE_WEIGHT messages, up to REFERENCE_CAP', () => {
-    const fact = (value: string, lastSeen: number, references: number): LedgerFact => ({ key: 'id', value, source: 't @1', firstSeen: 1, lastSeen, references, keyStrength: 2 });
+    // Not an identifier field: a record's id ranks with its record's best fact (its own test below).
+    const fact = (value: string, lastSeen: number, references: number): LedgerFact => ({ key: 'code', value, source: 't @1', firstSeen: 1, lastSeen, references, keyStrength: 2 });
     const facts = [fact('A-1000', 10, 0), fact('B-1000', 8, 1), fact('C-1000', 9, 0), fact('D-1000', 1, 100)];
     // D: 1 + 3 x min(100, 5) = 16 > B: 8 + 3 = 11 > A: 10 > C: 9.
     expect(REFERENCE_WEIGHT).toBe(3);
     expect(REFERENCE_CAP).toBe(5);
     expect(rankFacts(facts).map((i) => facts[i].value)).toEqual(['D-1000', 'B-1000', 'A-1000', 'C-1000']);
+  });
+
+  test("ranking: a record's id comes right before its best-ranked fact; a turn's id-named fact is ranked on its own", () => {
+    const fact = (key: string, value: string, source: string, lastSeen: number, record?: string): LedgerFact => ({ key, value, source, firstSeen: 1, lastSeen, references: 0, keyStrength: 2, ...(record === undefined ? {} : { record }) });
+    const facts = [
+      fact('order_id', 'O-1', 'get @1', 1), fact('eta', '2025-04-02', 'get @1', 20), fact('depot', 'D-17', 'get @1', 1),
+      fact('note', 'N-5', 'other @2', 10),
+      fact('item_id', 'I-1', 'list @3', 3, '0'), fact('qty', '12', 'list @3', 15, '0'), fact('item_id', 'I-2', 'list @3', 3, '1'),
+      fact('user_id', 'U-9', 'user @4', 4),
+    ];
+    expect(recordIds(facts)).toEqual([undefined, 0, 0, undefined, undefined, 4, undefined, undefined]);
+    expect(rankFacts(facts).map((i) => facts[i].value)).toEqual(['O-1', '2025-04-02', 'I-1', '12', 'N-5', 'U-9', 'I-2', 'D-17']);
   });
 
   test('ranking: a value a better-ranked fact holds already comes after every first holder of a value', () => {

@@ -655,15 +655,46 @@ export function factScore(fact: LedgerFact): number {
 }
 
 /**
+ * For each fact of a tool's record that is not the record's id, the index of that id: the first
+ * fact of the same source and record whose field names an identifier (`RECORD_ID_KEY`); undefined
+ * for the id itself, for a fact of a record with no id among its facts, and for turns' facts.
+ */
+export function recordIds(facts: readonly LedgerFact[]): (number | undefined)[] {
+  const idOf = new Map<string, number>();
+  const recordOf = (f: LedgerFact) => `${f.source}\u0000${f.record ?? ''}`;
+  facts.forEach((f, i) => {
+    const record = recordOf(f);
+    if (!idOf.has(record) && f.keyStrength === 2 && !PROSE_SOURCE.test(f.source) && RECORD_ID_KEY.test(f.key)) idOf.set(record, i);
+  });
+  return facts.map((f, i) => {
+    const id = idOf.get(recordOf(f));
+    return id === i ? undefined : id;
+  });
+}
+
+/**
  * Facts best first: score, then last mention, then order of insertion (earlier fields of a record
  * first); a fact whose value a better-ranked fact already holds (another record's same date or
  * amount) comes after every first holder of a value, in the same order: a value the block does not
  * hold yet tells the model more than the same value on another row.
  */
-export function rankFacts(facts: readonly LedgerFact[]): number[] {
+export function rankFacts(facts: readonly LedgerFact[], ids: readonly (number | undefined)[] = recordIds(facts)): number[] {
+  // A record's id ranks with the best-ranked fact of its record, just before it: values kept
+  // without the id that says whose they are tell the model little.
+  const score = facts.map(factScore);
+  const seen = facts.map((f) => f.lastSeen);
+  const isId = new Set<number>();
+  ids.forEach((id, i) => {
+    if (id === undefined) return;
+    isId.add(id);
+    if (score[i] > score[id] || (score[i] === score[id] && seen[i] > seen[id])) {
+      score[id] = score[i];
+      seen[id] = seen[i];
+    }
+  });
   const byScore = facts
     .map((_, i) => i)
-    .sort((a, b) => factScore(facts[b]) - factScore(facts[a]) || facts[b].lastSeen - facts[a].lastSeen || a - b);
+    .sort((a, b) => score[b] - score[a] || seen[b] - seen[a] || Number(isId.has(b)) - Number(isId.has(a)) || a - b);
   const held = new Set<string>();
   const first: number[] = [];
   const repeats: number[] = [];
@@ -849,7 +880,8 @@ function* writeLedgerSteps(ledger: Ledger, maxTokens: number, counter: TextCount
     if (n === undefined) counted.set(text, (n = counter(text)));
     return n;
   };
-  const ranked = rankFacts(ledger.facts);
+  const ids = recordIds(ledger.facts);
+  const ranked = rankFacts(ledger.facts, ids);
   const fixed = countText(title) + 1 + countText(metaLine(ledger.facts.length, Math.max(ledger.seen, ledger.facts.length), ledger.messages)) + 1;
   if (fixed >= maxTokens) return none;
   // A group's header is priced once, with the stats of all its facts (its longest form).
@@ -869,6 +901,9 @@ function* writeLedgerSteps(ledger: Ledger, maxTokens: number, counter: TextCount
    */
   function* pick(room: number): Generator<void, { chosen: number[]; total: number }, void> {
     const chosen: number[] = [];
+    // Facts left out for room: a record whose id is one of them leaves out its other values too
+    // (its id ranks before them).
+    const skipped = new Set<number>();
     // The keys each group has written so far: a key written again is priced as a table's cell.
     const groupsOpen = new Map<string, Set<string>>();
     let total = fixed;
@@ -876,6 +911,8 @@ function* writeLedgerSteps(ledger: Ledger, maxTokens: number, counter: TextCount
     let seen = 0;
     for (const i of ranked) {
       if (++seen % PICK_SLICE === 0) yield;
+      const id = ids[i];
+      if (id !== undefined && skipped.has(id)) continue;
       const fact = ledger.facts[i];
       const group = fact.source;
       const key = columnKey(fact);
@@ -889,6 +926,7 @@ function* writeLedgerSteps(ledger: Ledger, maxTokens: number, counter: TextCount
         extra += headerCost.get(group)!;
       }
       if (total + extra > room) {
+        skipped.add(i);
         // Smaller facts further down may still fit; past a run of misses the room is as good as full.
         if (++misses >= MISSES_BEFORE_FULL || room - total < 3) break;
         continue;
