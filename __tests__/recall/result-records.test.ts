@@ -41,14 +41,16 @@ function history(): Msg[] {
   return out;
 }
 
-describe.each([
+const STORES: [string, () => SqliteStore | MemoryStore][] = [
   ['a SQLite file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ctxfold-result-records-'));
     dirs.push(dir);
     return SqliteStore.open(join(dir, 'state.db'));
   }],
   ['the memory store', () => new MemoryStore()],
-] as const)('on %s', (_, makeStore) => {
+];
+
+describe.each(STORES)('on %s', (_, makeStore) => {
   test("a search for a call's argument finds its result", async () => {
     const store = makeStore();
     const compressor = createCompressor<Request>({ maxContextTokens: 2000, keepLast: 4, recall: true, counter, store });
