@@ -21,8 +21,9 @@ import { byRecords, fitsTable, likelyCell, readJsonString, readTable, writeTable
  * One line per source (a tool result's tool name and message number, or a turn's role and
  * number; `@n` is message n, counted from the first message ever summarized), holding its facts
  * as `key=value` items separated by spaces, in the order they were found (a line whose facts do
- * not say whose they are names it in its header, `for key=value`: `LedgerFact.of`). A key never holds a
- * space, `=`, `"` or a bracket (a sentence's words are joined by `_`); a value holding a space,
+ * not say whose they are names it in its header, `for key=value`: `LedgerFact.of`; a record's
+ * values are written only beside its id). A key never holds a space, `=`, `"` or a bracket (a
+ * sentence's words are joined by `_`); a value holding a space,
  * starting with `"` or ending with `:` is written as a JSON string. A fact named only by its shape
  * (`date`, `path`, `number`...) is written as its value alone when the value holds no `=`: the
  * shape is plain to see, and the key would cost room a fact could use. When keys repeat on a line
@@ -674,9 +675,10 @@ export function recordIds(facts: readonly LedgerFact[]): (number | undefined)[] 
 
 /**
  * Facts best first: score, then last mention, then order of insertion (earlier fields of a record
- * first); a fact whose value a better-ranked fact already holds (another record's same date or
- * amount) comes after every first holder of a value, in the same order: a value the block does not
- * hold yet tells the model more than the same value on another row.
+ * first); a record's id (`recordIds`) ranks with its record's best-ranked fact, just before it; a
+ * fact whose value a better-ranked fact already holds (another record's same date or amount) comes
+ * after every first holder of a value, in the same order: a value the block does not hold yet
+ * tells the model more than the same value on another row.
  */
 export function rankFacts(facts: readonly LedgerFact[], ids: readonly (number | undefined)[] = recordIds(facts)): number[] {
   // A record's id ranks with the best-ranked fact of its record, just before it: values kept
