@@ -2,6 +2,8 @@ import { describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { extractFacts, isIdKey, normalize, retention, type Fact, type FactKind } from '../bench/economy/fact-checker.js';
+import { fairBudget } from '../bench/budget.js';
+import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { lastRequest, measureRetention, percentile, reusedFacts, valuesCeiling, type RetentionSystem } from '../bench/economy/retention.js';
 import { DOMAINS, generateCodeAgentConversation, generateOpsAgentConversation, generateSupportAgentConversation } from '../bench/fixtures/domains/index.js';
 import { createTokenCounter, validateMessages, type OpenAIChatMessage } from '../src/index.js';
@@ -170,7 +172,7 @@ describe('retention math', () => {
     const broken: RetentionSystem = { name: 'broken', run: () => { throw new Error('no'); } };
     // The last message sent, everything else recallable: all of it is reachable.
     const recall: RetentionSystem = { name: 'recall', run: (m) => ({ view: m.slice(-1), recallable: m.slice(0, -1) }) };
-    const rows = await measureRetention({ conversations: convs, shares: [0.5, 2], systems: [everything, lastOnly, broken, recall] });
+    const rows = await measureRetention({ conversations: convs, shares: [0.5, 2], rule: 'total', systems: [everything, lastOnly, broken, recall] });
     expect(rows.map((r) => `${r.share} ${r.system}`)).toEqual(['0.5 everything', '0.5 last only', '0.5 broken', '0.5 recall', '2 everything', '2 last only', '2 broken', '2 recall']);
     const [all, last, bad, withRecall, allWide] = rows;
     expect(withRecall.meanKept).toBeCloseTo(last.meanKept, 10);
@@ -255,5 +257,28 @@ describe('second-domain generators', () => {
       expect(msgs).toHaveLength(n);
       expect(validateMessages(msgs, 'openai')).toEqual([]);
     }
+  });
+});
+
+describe('the fair budget: floor + F x rest', () => {
+  const counter = createTokenCounter();
+  const m = (role: OpenAIChatMessage['role'], content: string, extra: Partial<OpenAIChatMessage> = {}): OpenAIChatMessage => ({ role, content, ...extra } as OpenAIChatMessage);
+  const tokens = (list: readonly OpenAIChatMessage[]) => list.reduce((t, x) => t + counter.message(x, openaiChatLens), counter.requestOverhead);
+
+  test('the floor is the system messages, the last user message and the newest exchange after it', () => {
+    const call = m('assistant', '', { content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'look', arguments: '{"q":"a"}' } }] });
+    const result = m('tool', 'found A-1', { tool_call_id: 'c1' });
+    const earlier = [m('user', 'first question about things'), m('assistant', 'a long first answer '.repeat(5))];
+    const history = [m('system', 'be brief'), ...earlier, m('system', 'a later instruction'), m('user', 'what about A?'), call, result];
+    const { floor, rest, budget } = fairBudget(history, 0.25, counter);
+    expect(floor).toBe(tokens([history[0], history[3], history[4], call, result]));
+    expect(rest).toBe(tokens(history) - floor);
+    expect(budget).toBe(floor + Math.floor(0.25 * rest));
+    // Rounds after the last user message but the newest are not in the floor: they may yield.
+    const second = m('assistant', '', { content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'look', arguments: '{"q":"b"}' } }] });
+    const longer = [...history, second, m('tool', 'found B-2', { tool_call_id: 'c2' })];
+    expect(fairBudget(longer, 0, counter).floor).toBe(tokens([history[0], history[3], history[4], second, longer[longer.length - 1]]));
+    // A request that is all floor has no rest.
+    expect(fairBudget([m('system', 's'), m('user', 'u')], 0.5, counter).rest).toBe(0);
   });
 });

@@ -41,7 +41,7 @@ describe('one-shot fold: a summary short of room takes in the turns it would lea
     const maxContextTokens = Math.floor(tokens / 4);
     const options = { counter, summarizer, maxContextTokens, compressionThresholdTokens: Math.floor(maxContextTokens * 0.75), keepFirst: 1, keepLast: 6 };
     const result = await compressWithSummary(history, options);
-    expectSafeView({ original: history, keepFirst: 1, keepLast: 6, maxContextTokens, result, counter });
+    expectSafeView({ original: history, keepFirst: 1, keepLast: 6, maxContextTokens, result, counter, tailYieldsToSummary: true });
     expect(result.report.tokensAfter).toBeLessThanOrEqual(maxContextTokens);
     const text = JSON.stringify(result.messages);
     const missing = Array.from({ length: 60 }, (_, k) => `REF-${4000 + k}-X${k % 10}`).filter((ref) => !text.includes(ref));
@@ -107,7 +107,7 @@ describe('one-shot fold: a summary short of room takes in the turns it would lea
         const options = { counter, maxContextTokens, compressionThresholdTokens: Math.max(1, Math.floor(maxContextTokens * 0.75)), keepFirst: 1, keepLast };
         const planned = compressContext(history, options).report.summarize;
         const result = await compressWithSummary(history, { ...options, summarizer });
-        expectSafeView({ original: history, keepFirst: 1, keepLast, maxContextTokens, result, counter });
+        expectSafeView({ original: history, keepFirst: 1, keepLast, maxContextTokens, result, counter, tailYieldsToSummary: true });
         expect(result.report.overBudget).toBe(false);
         expect(result.report.tokensAfter).toBeLessThanOrEqual(maxContextTokens);
         if (result.report.summary.applied) {

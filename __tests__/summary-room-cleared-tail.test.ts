@@ -65,12 +65,26 @@ describe('the room clearing the kept tail leaves holds the summary', () => {
     expect(validateMessages(messages, 'openai')).toEqual([]);
     expect(report.tokensAfter).toBeLessThanOrEqual(maxContextTokens);
     expect(tokensOf(messages)).toBe(report.tokensAfter);
-    expect(report.collapsed.map((c) => c.index)).toEqual([bulky]);
+    // The bulky result is not sent whole: the kept tail yields its round to the summary (the
+    // default, keepLastYields), or, where the summary cannot take it, the result is cleared.
+    const coveredUpTo = report.headEnd + report.summary.coveredMessages;
+    expect(bulky < coveredUpTo || report.collapsed.some((c) => c.index === bulky)).toBe(true);
+    expect(report.collapsed.every((c) => c.index === bulky)).toBe(true);
     expect(report.summary.applied).toBe(true);
     const summary = messages.find((m) => typeof m.content === 'string' && m.content.startsWith('[Summary of'));
     expect(summary).toBeDefined();
     // The newest round's facts at least (the ledger keeps the most recent first).
     expect(String(summary!.content)).toContain(`R-${4100 + 5 * 37}`);
+
+    // With keepLastYields false the kept tail is sent whole: its bulky result is cleared instead.
+    const strict = await compressWithSummary(h, {
+      maxContextTokens, compressionThresholdTokens: Math.floor(maxContextTokens * 0.75), keepFirst: 1, keepLast: 5, keepLastYields: false, toolOutputTrim: { minChars: 500 }, counter,
+      summarizer: createExtractiveSummarizer(),
+    });
+    expect(validateMessages(strict.messages, 'openai')).toEqual([]);
+    expect(strict.report.tokensAfter).toBeLessThanOrEqual(maxContextTokens);
+    expect(strict.report.collapsed.map((c) => c.index)).toEqual([bulky]);
+    expect(strict.report.summary.applied).toBe(true);
   });
 
   test('property: a summary that fits the room the minimal clearing leaves is applied; the view is within budget and clears no more', () => {

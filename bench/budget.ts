@@ -74,3 +74,33 @@ export function viewTokens(view: readonly OpenAIChatMessage[], reference: TokenC
   for (const m of view) n += reference.message(m, openaiChatLens);
   return n;
 }
+
+/**
+ * The floor of the fair budget: what every valid view of `history` must send, by the rule the
+ * economy's budget is stated in (written apart from ctxfold's grouping): the request overhead,
+ * every system or developer message, the last user message, and the newest exchange after it (the
+ * last message, widened back over the tool results before it to the assistant message that called
+ * them, when that lies after the last user message).
+ */
+export function fairFloor(history: readonly OpenAIChatMessage[], reference: TokenCounter): number {
+  const n = history.length;
+  let lastUser = -1;
+  for (let i = n - 1; i >= 0; i--) if (history[i].role === 'user') { lastUser = i; break; }
+  let newest = n - 1;
+  while (newest > lastUser && (history[newest].role === 'tool' || history[newest].role === 'function')) newest--;
+  // `newest` is now the message that called the trailing results (or the last message itself).
+  const inFloor = (i: number) => i === lastUser || (i > lastUser && i >= newest) || history[i].role === 'system' || history[i].role === 'developer';
+  let total = reference.requestOverhead;
+  for (let i = 0; i < n; i++) if (inFloor(i)) total += reference.message(history[i], openaiChatLens);
+  return total;
+}
+
+/** The rule of the fair budget, in words, for the results. */
+export const FAIR_BUDGET_RULE = 'floor + F x rest: floor = the request overhead, the system message(s), the last user message and the newest exchange after it (what every valid view must send); rest = the request\'s other tokens; tokens counted with createTokenCounter() (o200k_base) including per-message overheads';
+
+/** The fair budget of a request at share `f` of what lies outside its floor: `floor + floor(f x rest)`. */
+export function fairBudget(history: readonly OpenAIChatMessage[], f: number, reference: TokenCounter): { budget: number; floor: number; rest: number } {
+  const floor = fairFloor(history, reference);
+  const rest = Math.max(0, viewTokens(history, reference) - floor);
+  return { budget: floor + Math.floor(f * rest), floor, rest };
+}

@@ -79,6 +79,12 @@ export interface ViewUnderTest {
   readonly keepFirst: number;
   /** The `keepLast` the view was made with (default 6, as compressContext's). */
   readonly keepLast?: number;
+  /**
+   * The kept tail may yield to the summary (`keepLastYields`, the default): a summary applied
+   * may cover into the last `keepLast` messages, never past the start of the last user message's
+   * unit; what is never dropped then starts where the summary ends. Off: the tail is sent whole.
+   */
+  readonly tailYieldsToSummary?: boolean;
   readonly maxContextTokens?: number;
   /** The `toolOutputTrim` the view was made with (default off). */
   readonly toolOutputTrim?: boolean | { readonly minChars?: number };
@@ -126,7 +132,20 @@ export function expectSafeView(v: ViewUnderTest): ViewFacts {
   const ref = repaired.messages;
   const n = ref.length;
   const hEnd = expectedHeadEnd(ref, v.keepFirst);
-  const pStart = Math.max(hEnd, expectedProtectedStart(ref, v.keepLast ?? 6));
+  let pStart = Math.max(hEnd, expectedProtectedStart(ref, v.keepLast ?? 6));
+  if (v.tailYieldsToSummary && report.summary.applied) {
+    const coveredEnd = hEnd + report.summary.coveredMessages;
+    if (coveredEnd > pStart) {
+      let lastUser = -1;
+      for (let i = n - 1; i >= 0; i--) if (ref[i].role === 'user') { lastUser = i; break; }
+      const starts = unitStarts(ref);
+      // Without a user message, the turn answered is the last unit.
+      const bound = lastUser >= 0 ? lastUser : (starts[starts.length - 1] ?? 0);
+      assert.ok(starts.includes(coveredEnd), `the summary ends at ${coveredEnd}, inside a unit`);
+      assert.ok(coveredEnd <= Math.max(bound, hEnd), `the summary covers to ${coveredEnd}, past the last user message or last unit (${bound})`);
+      pStart = coveredEnd;
+    }
+  }
 
   // (a) the provider accepts the view, and the repairs made are the ones the history needed.
   expect(pairingProblems(out)).toEqual([]);

@@ -14,13 +14,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { createTokenCounter, type OpenAIChatMessage } from '../../src/index.js';
 import { DOMAINS } from '../fixtures/domains/index.js';
+import { FAIR_BUDGET_RULE } from '../budget.js';
 import { measureRetention, type RetentionRow, type RetentionSystem } from './retention.js';
-import { CTXFOLD_BACKGROUND, CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, RETENTION_SYSTEMS } from './retention-systems.js';
+import { CTXFOLD_BACKGROUND, CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, NAIVE_CUT, RETENTION_SYSTEMS } from './retention-systems.js';
 
-const SHARES = [0.25, 0.5];
+/** Shares of the fair budget (`floor + F x rest`). */
+const SHARES = [0.1, 0.25, 0.5];
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const corpusFile = join(root, '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
-const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, CTXFOLD_RECALL, CTXFOLD_NO_SUMMARY, CTXFOLD_BACKGROUND];
+const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, NAIVE_CUT, CTXFOLD_RECALL, CTXFOLD_NO_SUMMARY, CTXFOLD_BACKGROUND];
 
 function pct(x: number): string {
   return Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`;
@@ -38,22 +40,22 @@ function table(title: string, rows: readonly RetentionRow[], log: (line: string)
   const lines = [
     `\n### ${title}`,
     '',
-    '| budget | system | mean kept | worst tenth | kept, good views only | worst tenth | reachable (recall) | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
+    '| F | system | mean kept | worst tenth | kept, good views only | worst tenth | reachable (recall) | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
-    lines.push(`| ${Math.round(r.share * 100)}% | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.meanKeptGood)} | ${pct(r.worstTenthGood)} | ${pct(r.meanReachable)} | ${pct(r.worstTenthReachable)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
+    lines.push(`| ${r.share} | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.meanKeptGood)} | ${pct(r.worstTenthGood)} | ${pct(r.meanReachable)} | ${pct(r.worstTenthReachable)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
   }
   const first = rows[0];
   if (first) {
-    lines.push('', `${first.conversations} conversations, ${first.meanFacts.toFixed(1)} facts each on average; the floor (system prompt + last user turn) fits the budget in ${SHARES.map((s) => `${pct(rows.find((r) => r.share === s)?.feasible ?? Number.NaN)} at ${Math.round(s * 100)}%`).join(', ')} of them.`);
+    lines.push('', `${first.conversations} conversations, ${first.meanFacts.toFixed(1)} facts each on average; budget = floor + F x rest (the floor: system messages, the last user message and the newest exchange after it).`);
     lines.push(`Values-only ceiling (the most facts any view within the budget could carry, values alone, cheapest per fact carried first; an estimate): ${SHARES.map((s) => {
       const r = rows.find((row) => row.share === s);
-      return `${pct(r?.ceiling ?? Number.NaN)} mean, ${pct(r?.ceilingWorstTenth ?? Number.NaN)} worst tenth at ${Math.round(s * 100)}%`;
+      return `${pct(r?.ceiling ?? Number.NaN)} mean, ${pct(r?.ceilingWorstTenth ?? Number.NaN)} worst tenth at F = ${s}`;
     }).join('; ')}.`);
     lines.push(`What ${first.system} leaves out, by the checker's kind of fact (share of the facts its views miss, over all conversations): ${SHARES.map((s) => {
       const r = rows.find((row) => row.share === s && row.system === first.system);
-      return `at ${Math.round(s * 100)}%: ${r ? byKind(r.missedByKind) : '-'}`;
+      return `at F = ${s}: ${r ? byKind(r.missedByKind) : '-'}`;
     }).join('; ')}.`);
   }
   log(lines.join('\n'));
@@ -85,7 +87,7 @@ async function run(title: string, conversations: OpenAIChatMessage[][], log: (li
  */
 export async function retentionReport(quick: boolean, log: (line: string) => void): Promise<RetentionTable[]> {
   const tables: RetentionTable[] = [];
-  log(`Retention of facts at ${SHARES.map((s) => `${s * 100}%`).join(' and ')} of each conversation's tokens (last request of each conversation; o200k_base).`);
+  log(`Retention of facts at the fair budget floor + F x rest, F = ${SHARES.join(' / ')} (last request of each conversation; o200k_base; ${FAIR_BUDGET_RULE}).`);
   log(`Systems: ${systems.map((s) => s.name).join(', ')}.`);
   if (existsSync(corpusFile)) {
     const all = readFileSync(corpusFile, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { messages: OpenAIChatMessage[] }).messages);

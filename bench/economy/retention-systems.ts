@@ -13,6 +13,7 @@
  * shows what the summary adds; it is not in the default list.
  */
 import { compressContext, compressWithSummary, createExtractiveSummarizer, createHistoryCache, createTokenCounter, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
+import { openaiChatLens } from '../../src/core/index.js';
 import { SYSTEMS, type BenchSystem, type RunContext } from '../systems.js';
 import { compressorSystem } from './compressor-system.js';
 import type { RetentionSystem } from './retention.js';
@@ -114,3 +115,29 @@ export const PEERS: readonly RetentionSystem[] = [fromBench('langchain trimMessa
 
 /** ctxfold first, then the peers. */
 export const RETENTION_SYSTEMS: readonly RetentionSystem[] = [CTXFOLD, ...PEERS];
+
+/**
+ * The naive newest-groups cut, written apart from ctxfold: the system messages, then whole
+ * exchanges from the newest back while they fit the budget (an exchange: an assistant message and
+ * the tool results after it, or one other message). What a careful hand-written trimmer sends.
+ */
+export const NAIVE_CUT: RetentionSystem = {
+  name: 'naive newest-groups cut',
+  run: (messages, budget) => {
+    const c = counter();
+    const system = messages.filter((m) => m.role === 'system' || m.role === 'developer');
+    let used = c.requestOverhead + system.reduce((t, m) => t + c.message(m, openaiChatLens), 0);
+    const kept: OpenAIChatMessage[][] = [];
+    for (let end = messages.length; end > 0;) {
+      let start = end - 1;
+      while (start > 0 && messages[start].role === 'tool') start--;
+      const exchange = messages.slice(start, end).filter((m) => m.role !== 'system' && m.role !== 'developer');
+      const cost = exchange.reduce((t, m) => t + c.message(m, openaiChatLens), 0);
+      if (used + cost > budget) break;
+      used += cost;
+      kept.unshift(exchange);
+      end = start;
+    }
+    return [...system, ...kept.flat()];
+  },
+};

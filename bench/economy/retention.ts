@@ -18,7 +18,7 @@
  *   'openai')` empty), median tokens sent / budget, and how many runs threw.
  */
 import { createTokenCounter, validateMessages, type OpenAIChatMessage, type TokenCounter } from '../../src/index.js';
-import { requestFloor, viewTokens } from '../budget.js';
+import { fairBudget, requestFloor, viewTokens } from '../budget.js';
 import { extractFacts, isAlnum, normalize, occursIn, retentionOfFacts, viewText, type Fact, type FactKind } from './fact-checker.js';
 
 /**
@@ -33,10 +33,15 @@ export interface RetentionSystem {
   run(messages: OpenAIChatMessage[], budget: number): RetentionOutput | Promise<RetentionOutput>;
 }
 
+/** How a share becomes a request's budget (`RetentionOptions.rule`). */
+export type BudgetRule = 'fair' | 'total';
+
 /** Figures of one system at one budget share. */
 export interface RetentionRow {
   readonly system: string;
-  /** Budget as a share of each conversation's own tokens. */
+  /** The budget rule: `fair` (floor + share x rest) or `total` (share x the request's tokens). */
+  readonly rule: BudgetRule;
+  /** The budget share (of the rest, or of the request's tokens, by `rule`). */
   readonly share: number;
   /** Conversations measured (those whose request holds at least one fact). */
   readonly conversations: number;
@@ -86,8 +91,13 @@ export interface RetentionRow {
 /** Options of `measureRetention`. */
 export interface RetentionOptions {
   readonly conversations: readonly OpenAIChatMessage[][];
-  /** Budget shares, e.g. [0.25, 0.5]. */
+  /** Budget shares, e.g. [0.1, 0.25, 0.5]. */
   readonly shares: readonly number[];
+  /**
+   * How a share becomes a budget: `fair` (default) is `floor + share x rest` (`fairBudget`: the
+   * floor every valid view must send, plus a share of the rest); `total` is `share x` the request's tokens.
+   */
+  readonly rule?: BudgetRule;
   readonly systems: readonly RetentionSystem[];
   /** Reference counter for budgets and tokens sent. Default: a fresh `createTokenCounter()`. */
   readonly counter?: TokenCounter;
@@ -232,9 +242,10 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
     factCounts.push(facts.length);
     const reused = reusedFacts(request, facts);
     const tokens = viewTokens(request, counter);
-    const floor = requestFloor(request, request.length, counter);
+    const rule = options.rule ?? 'fair';
+    const floor = rule === 'fair' ? fairBudget(request, 0, counter).floor : requestFloor(request, request.length, counter);
     for (const share of options.shares) {
-      const budget = Math.max(1, Math.floor(share * tokens));
+      const budget = rule === 'fair' ? fairBudget(request, share, counter).budget : Math.max(1, Math.floor(share * tokens));
       if (floor <= budget) feasible.set(share, (feasible.get(share) ?? 0) + 1);
       const list = ceilings.get(share) ?? [];
       list.push(valuesCeiling(request, facts, budget, floor, counter));
@@ -287,6 +298,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
       const reused = list.map((s) => s.reused).filter((x): x is number => x !== undefined);
       rows.push({
         system: system.name,
+        rule: options.rule ?? 'fair',
         share,
         conversations: list.length,
         meanFacts: mean(factCounts),

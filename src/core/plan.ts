@@ -20,8 +20,9 @@ export interface PlanOptions {
    * The kept tail yields to `maxContextTokens`, only when the view is over it otherwise: the
    * tail's oldest groups become droppable, one at a time, until what is never dropped fits (going
    * on to a cut point with `lowWaterMark`); then the groups after the one holding the last user
-   * text, oldest first, that group itself kept, never the newest group. On unless false: with
-   * false, the kept tail is sent whole whatever the budget (`overBudget` reports it).
+   * text, oldest first, that group itself kept, never the newest group. It also yields to a
+   * summary that covers into it, up to the group holding the last user text. On unless false:
+   * with false, the kept tail is sent whole whatever the budget (`overBudget` reports it).
    */
   readonly keepLastYields?: boolean;
   readonly maxContextTokens?: number;
@@ -384,7 +385,14 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     if (i >= hEnd && i < countedFrom && !grouping.pinned[i]) uncounted++;
     else before += tokens[i];
   }
-  const tStart = tailStart(grouping, options.keepLast, hEnd);
+  // The kept tail yields to a summary that covers into it (unless `keepLastYields` is false): the
+  // messages it stands for are in the summary, where their facts cost less room than word for word.
+  // Never past the group holding the last user text: a summary replaces messages before it only.
+  const keptTail = tailStart(grouping, options.keepLast, hEnd);
+  const tStart = options.keepLastYields !== false && summary && summary.text.trim() !== '' && summary.coveredEnd > keptTail
+    ? Math.min(summary.coveredEnd, Math.max(lastUserGroupStart(grouping), hEnd))
+    : keptTail;
+  if (tStart > keptTail) notes.push(`keepLast yielded to the summary: it covers ${tStart - keptTail} message(s) of the kept tail`);
   // Up to two seams (before and after what is left out) may need a note when roles must alternate.
   const bridgeReserve = options.alternateRoles && lens.bridgeMessage ? 2 * count(lens.bridgeMessage(BRIDGE_TEXT)) : 0;
   const max = options.maxContextTokens === undefined ? undefined : options.maxContextTokens - bridgeReserve;

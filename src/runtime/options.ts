@@ -186,7 +186,9 @@ export interface CompressOptions {
    * `keepLast` messages alone are over the limit (its bulky results cleared, with
    * `toolOutputTrim`), the tail's oldest turns become droppable (whole groups), then the rounds of
    * tool calls after the last user turn, oldest first: never that turn itself, and never the
-   * newest group (what the reply reads). A view that fits without this is the same with it.
+   * newest group (what the reply reads). The kept tail also yields to a summary that covers into
+   * it (`compressWithSummary` folds the tail's older turns in when their facts would not fit beside
+   * it): never past the last user message. Without a summary, a view that fits is the same with it.
    * Default true: a view over the limit is one the provider refuses. False: the last `keepLast`
    * messages are always sent, and a view they push over the limit is reported (`overBudget`).
    */
