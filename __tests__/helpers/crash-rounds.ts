@@ -1,0 +1,123 @@
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'crash-worker.mjs');
+
+/** Where a summary job stood when its process was killed (from the worker's last job line). */
+export type JobPhase = 'none' | 'lease' | 'summarizing' | 'committing' | 'committed' | 'keeping-originals' | 'acknowledging';
+
+/** What the worker was doing when the kill landed. */
+export interface KillPhase {
+  /** A request had started and not been answered. */
+  readonly request: boolean;
+  readonly job: JobPhase;
+}
+
+/** One acknowledged commit: the worker saw `summary:done` for it. */
+export interface Ack {
+  readonly version: number;
+  readonly count: number;
+  readonly hash: string;
+}
+
+/** One worker run, from its start to the SIGKILL. */
+export interface KillRound {
+  readonly delayMs: number;
+  readonly lines: readonly string[];
+  readonly phase: KillPhase;
+  readonly acks: readonly Ack[];
+  /** The last turn the worker asked for (the chat's length when it died). */
+  readonly lastTurn: number;
+  readonly signal: NodeJS.Signals | null;
+  readonly code: number | null;
+  readonly stderr: string;
+}
+
+/** The worker's arguments (see crash-worker.mjs). */
+export interface WorkerArgs {
+  readonly kind: 'sqlite' | 'redis';
+  /** The SQLite file, or the Redis URL. */
+  readonly target: string;
+  readonly keyPrefix: string;
+  readonly chat: string;
+  readonly firstTurn: number;
+  readonly seed: number;
+  readonly leaseMs: number;
+}
+
+const JOB_LINES: Record<string, JobPhase> = {
+  lease: 'lease', job: 'summarizing', commit: 'committing', committed: 'committed', keep: 'keeping-originals', kept: 'acknowledging', ack: 'none', end: 'none',
+};
+
+/**
+ * Where the worker stood after its last line: a request is in flight when its last `req` has no
+ * answer; the job's phase is set by its last job line (a commit that lost the compare-and-set
+ * ends the job). A kill lands after the last line written, before the next one.
+ */
+export function phaseOf(lines: readonly string[]): KillPhase {
+  let request = false;
+  let job: JobPhase = 'none';
+  for (const line of lines) {
+    const [word, , third] = line.split(' ');
+    if (word === 'req') request = true;
+    else if (word === 'served' || word === 'refused') request = false;
+    else if (word === 'committed' && third === 'false') job = 'none';
+    else if (word !== undefined && word in JOB_LINES) job = JOB_LINES[word]!;
+  }
+  return { request, job };
+}
+
+/** The acknowledged commits in a worker's lines, in order. */
+export function acksOf(lines: readonly string[]): Ack[] {
+  return lines.filter((l) => l.startsWith('ack ')).map((l) => {
+    const [, version, count, hash] = l.split(' ');
+    return { version: Number(version), count: Number(count), hash: hash! };
+  });
+}
+
+/**
+ * Starts crash-worker.mjs, waits (as long as it takes) for its `ready`, lets it work `delayMs`,
+ * kills it with SIGKILL and resolves once it is gone and its output read to the end. Rejects when
+ * the worker exits before `ready`.
+ */
+export async function killRound(args: WorkerArgs, delayMs: number): Promise<KillRound> {
+  const child = spawn(process.execPath, [WORKER, args.kind, args.target, args.keyPrefix, args.chat, String(args.firstTurn), String(args.seed), String(args.leaseMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let partial = '';
+  let stderr = '';
+  let onReady: (() => void) | undefined;
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+    if (onReady && parts.includes('ready')) onReady();
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const ready = new Promise<boolean>((resolve) => {
+    onReady = () => resolve(true);
+    void closed.then(() => resolve(false));
+  });
+  if (!(await ready)) {
+    const { code, signal } = await closed;
+    throw new Error(`crash-worker exited before it was ready (code ${code}, signal ${signal}): ${stderr}`);
+  }
+  await new Promise((resolve) => setTimeout(resolve, delayMs));
+  child.kill('SIGKILL');
+  const { code, signal } = await closed;
+  if (partial !== '') lines.push(partial); // a line cut by the kill: kept, so a check sees it
+  const lastReq = lines.filter((l) => l.startsWith('req ')).at(-1);
+  return {
+    delayMs, lines, phase: phaseOf(lines), acks: acksOf(lines),
+    lastTurn: lastReq === undefined ? args.firstTurn : Number(lastReq.split(' ')[1]),
+    signal, code, stderr,
+  };
+}
+
+/** The phase as one word for a tally: `request`, `job:<phase>`, `request+job:<phase>` or `idle`. */
+export function phaseName(phase: KillPhase): string {
+  const job = phase.job === 'none' ? '' : `job:${phase.job}`;
+  if (phase.request && job) return `request+${job}`;
+  return phase.request ? 'request' : job || 'idle';
+}

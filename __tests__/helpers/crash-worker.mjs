@@ -1,0 +1,131 @@
+// A chat service the crash tests kill (SIGKILL) at a random moment: it serves one growing chat
+// through `createCompressor` (recall on) on a SqliteStore or a RedisStore, request after request,
+// now and then waiting for its background summaries, until killed. Built code from dist/ (run
+// `npm run build` first).
+//
+// Usage: node crash-worker.mjs <sqlite|redis> <db-file|redis-url> <key-prefix> <chat> <first-turn> <seed> <lease-ms>
+//
+// stdout, one line per step, written synchronously before the step goes on (so the line is out
+// when a kill lands right after it):
+//   ready                                  store open, compressor warm: work starts now
+//   req <turn>, served <turn> <violations>, refused <turn> <message>    one request
+//   pause, resume                          waiting for the background summaries
+//   lease                                  (Redis) a job asks for the chat's lease
+//   job <base-version>                     a job starts folding (summary:start)
+//   commit <version>, committed <version> <true|false>                  its compare-and-set
+//   keep <n>, kept                         the originals the commit newly covers (recall)
+//   ack <version> <covered-count> <hash>   summary:done: the commit was acknowledged
+//   end <stale|failed|skipped> [why]       a job that committed nothing
+//   clear <n>, cleared                     originals of results a view cleared (request path)
+//   warning <code>                         a compressor warning
+import { writeSync } from 'node:fs';
+import { createCompressor, createTokenCounter, summarizerFromFunction, validateMessages } from '../../dist/src/index.js';
+import { chatHistory, coveredHash, roughTokens } from './crash-chat.mjs';
+
+const [kind, target, prefix, chat, firstTurn, seed, leaseMs] = process.argv.slice(2);
+const say = (line) => writeSync(1, `${line}\n`);
+const oneLine = (error) => String(error?.message ?? error).replace(/\s+/g, ' ').slice(0, 300);
+
+// mulberry32: the worker's pauses and delays follow its seed, so a failing round can be run again.
+let s = Number(seed) >>> 0;
+const random = () => {
+  s = (s + 0x6d2b79f5) >>> 0;
+  let t = s;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const sleep = (ms, signal) => new Promise((resolve, reject) => {
+  const timer = setTimeout(resolve, ms);
+  signal?.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
+});
+
+async function openStore() {
+  if (kind === 'sqlite') {
+    const { SqliteStore } = await import('../../dist/src/store/sqlite.js');
+    return SqliteStore.open(target);
+  }
+  const { RedisStore } = await import('../../dist/src/store/redis.js');
+  return RedisStore.open({ url: target, keyPrefix: prefix, leaseMs: Number(leaseMs), commandTimeoutMs: 5000 });
+}
+const store = await openStore();
+
+// After a commit the job's putOriginals keeps what it covered; any other is a view's cleared results.
+let committed = false;
+const committing = async (version, write) => {
+  say(`commit ${version}`);
+  const ok = await write();
+  committed = ok;
+  say(`committed ${version} ${ok}`);
+  return ok;
+};
+const observed = {
+  get: (chatId) => store.get(chatId),
+  commit: (state, expected) => committing(state.version, () => store.commit(state, expected)),
+  delete: (chatId) => store.delete(chatId),
+  close: () => store.close(),
+  async putOriginals(chatId, records) {
+    const ofJob = committed;
+    say(`${ofJob ? 'keep' : 'clear'} ${records.length}`);
+    await store.putOriginals(chatId, records);
+    say(ofJob ? 'kept' : 'cleared');
+  },
+  getOriginals: (chatId, ids) => store.getOriginals(chatId, ids),
+  searchOriginals: (chatId, query, limit) => store.searchOriginals(chatId, query, limit),
+  ...(kind === 'redis' ? {
+    async acquireLease(chatId, ttlMs) {
+      say('lease');
+      const lease = await store.acquireLease(chatId, ttlMs);
+      if (lease === undefined) return undefined;
+      return {
+        chatId, token: lease.token, fence: lease.fence, ttlMs: lease.ttlMs,
+        renew: () => lease.renew(),
+        release: () => lease.release(),
+        commit: (state, expected) => committing(state.version, () => lease.commit(state, expected)),
+      };
+    },
+  } : {}),
+};
+
+// A stand-in for a model call: a few ms to some tens of ms, so kills land inside it too.
+const summarizer = summarizerFromFunction(async ({ prompt, signal }) => {
+  await sleep(3 + Math.floor(random() * 30), signal);
+  return `The user looked up records and compared them; ${prompt.user.length} characters folded.`;
+}, { name: 'stand-in', checkFacts: false });
+
+const compressor = createCompressor({
+  maxContextTokens: 900, compressionThresholdTokens: 450, keepLast: 4, recall: true,
+  store: observed, summarizer, counter: createTokenCounter({ countText: roughTokens }),
+});
+const ended = () => { committed = false; };
+compressor.on('summary:start', (e) => say(`job ${e.baseVersion}`));
+compressor.on('summary:done', (e) => { ended(); say(`ack ${e.version} ${e.coveredIds.length} ${coveredHash(e.coveredIds)}`); });
+compressor.on('summary:stale', () => { ended(); say('end stale'); });
+compressor.on('summary:failed', (e) => { ended(); say(`end failed ${oneLine(e.error)}`); });
+compressor.on('summary:skipped', (e) => say(`end skipped ${e.reason}`));
+compressor.on('warning', (e) => say(`warning ${e.code}`));
+
+const handler = compressor.wrap(async (request) => {
+  await sleep(1 + Math.floor(random() * 4)); // the model's answer
+  return { violations: validateMessages(request.messages).length };
+});
+
+await compressor.compress('warm-up', chatHistory('warm-up', 3));
+say('ready');
+// Bounded: a worker nobody kills ends by itself (and the test, expecting a kill, fails).
+for (let turn = Number(firstTurn), n = 0; n < 5000; turn++, n++) {
+  say(`req ${turn}`);
+  try {
+    const answer = await handler({ chatId: chat, messages: chatHistory(chat, turn) });
+    say(`served ${turn} ${answer.violations}`);
+  } catch (error) {
+    say(`refused ${turn} ${oneLine(error)}`);
+  }
+  if (random() < 0.2) {
+    say('pause');
+    await compressor.drain().catch(() => undefined);
+    say('resume');
+  }
+}
+await compressor.close(1000);
+say('limit');
