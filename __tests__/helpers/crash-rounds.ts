@@ -4,8 +4,11 @@ import { fileURLToPath } from 'node:url';
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'crash-worker.mjs');
 
-/** Where a summary job stood when its process was killed (from the worker's last job line). */
-export type JobPhase = 'none' | 'lease' | 'summarizing' | 'committing' | 'committed' | 'keeping-originals' | 'acknowledging';
+/**
+ * Where a summary job stood when its process was killed (from the worker's last job line), in
+ * the order a job goes: `acknowledging` is after its commit landed, before `summary:done`.
+ */
+export type JobPhase = 'none' | 'lease' | 'summarizing' | 'keeping-originals' | 'committing' | 'acknowledging';
 
 /** What the worker was doing when the kill landed. */
 export interface KillPhase {
@@ -47,7 +50,7 @@ export interface WorkerArgs {
 }
 
 const JOB_LINES: Record<string, JobPhase> = {
-  lease: 'lease', job: 'summarizing', commit: 'committing', committed: 'committed', keep: 'keeping-originals', kept: 'acknowledging', ack: 'none', end: 'none',
+  lease: 'lease', job: 'summarizing', keep: 'keeping-originals', kept: 'keeping-originals', commit: 'committing', committed: 'acknowledging', ack: 'none', end: 'none',
 };
 
 /**

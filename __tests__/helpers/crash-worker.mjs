@@ -12,8 +12,8 @@
 //   pause, resume                          waiting for the background summaries
 //   lease                                  (Redis) a job asks for the chat's lease
 //   job <base-version>                     a job starts folding (summary:start)
+//   keep <n>, kept                         the originals it newly covers (recall), kept before the commit
 //   commit <version>, committed <version> <true|false>                  its compare-and-set
-//   keep <n>, kept                         the originals the commit newly covers (recall)
 //   ack <version> <covered-count> <hash>   summary:done: the commit was acknowledged
 //   end <stale|failed|skipped> [why]       a job that committed nothing
 //   clear <n>, cleared                     originals of results a view cleared (request path)
@@ -50,12 +50,12 @@ async function openStore() {
 }
 const store = await openStore();
 
-// After a commit the job's putOriginals keeps what it covered; any other is a view's cleared results.
-let committed = false;
+// The first putOriginals after the summarizer answered is the job's (what it covers, kept before
+// its commit); any other is a view's cleared results.
+let summarized = false;
 const committing = async (version, write) => {
   say(`commit ${version}`);
   const ok = await write();
-  committed = ok;
   say(`committed ${version} ${ok}`);
   return ok;
 };
@@ -65,7 +65,8 @@ const observed = {
   delete: (chatId) => store.delete(chatId),
   close: () => store.close(),
   async putOriginals(chatId, records) {
-    const ofJob = committed;
+    const ofJob = summarized;
+    summarized = false;
     say(`${ofJob ? 'keep' : 'clear'} ${records.length}`);
     await store.putOriginals(chatId, records);
     say(ofJob ? 'kept' : 'cleared');
@@ -90,6 +91,7 @@ const observed = {
 // A stand-in for a model call: a few ms to some tens of ms, so kills land inside it too.
 const summarizer = summarizerFromFunction(async ({ prompt, signal }) => {
   await sleep(3 + Math.floor(random() * 30), signal);
+  summarized = true;
   return `The user looked up records and compared them; ${prompt.user.length} characters folded.`;
 }, { name: 'stand-in', checkFacts: false });
 
@@ -97,11 +99,10 @@ const compressor = createCompressor({
   maxContextTokens: 900, compressionThresholdTokens: 450, keepLast: 4, recall: true,
   store: observed, summarizer, counter: createTokenCounter({ countText: roughTokens }),
 });
-const ended = () => { committed = false; };
 compressor.on('summary:start', (e) => say(`job ${e.baseVersion}`));
-compressor.on('summary:done', (e) => { ended(); say(`ack ${e.version} ${e.coveredIds.length} ${coveredHash(e.coveredIds)}`); });
-compressor.on('summary:stale', () => { ended(); say('end stale'); });
-compressor.on('summary:failed', (e) => { ended(); say(`end failed ${oneLine(e.error)}`); });
+compressor.on('summary:done', (e) => say(`ack ${e.version} ${e.coveredIds.length} ${coveredHash(e.coveredIds)}`));
+compressor.on('summary:stale', () => say('end stale'));
+compressor.on('summary:failed', (e) => { summarized = false; say(`end failed ${oneLine(e.error)}`); });
 compressor.on('summary:skipped', (e) => say(`end skipped ${e.reason}`));
 compressor.on('warning', (e) => say(`warning ${e.code}`));
 
