@@ -22,8 +22,6 @@ export interface CheckResult {
   readonly state: ChatState | undefined;
   /** Broken rules, each a sentence; empty when the stored state is a valid one. */
   readonly problems: string[];
-  /** Covered ids past the last acknowledged commit whose originals were not kept (a kill after a commit, before its originals). */
-  readonly unkeptPastAck: number;
 }
 
 /** The chat's message ids as the compressor computes them (openai-chat lens, content fingerprints). */
@@ -38,8 +36,8 @@ export function chatIds(chat: string, turns: number): { history: ReturnType<type
  * acknowledged one and the one read before; its covered ids are the chat's ids right after the
  * head, in order (the chat had `turns` turns at most); for every acknowledged commit, the hash of
  * the stored ids of that length is the acknowledged hash (an equal version covers exactly those);
- * they extend the ids read before. With `originals`: every kept original of a covered id is that
- * message (same index, same JSON), and every id an acknowledged commit covered has its original.
+ * they extend the ids read before. With `originals`: every covered id has its original (kept
+ * before the commit), and each is that message of the chat (same index, same JSON).
  */
 export async function checkChat(store: StateStore, originals: OriginalsStore | undefined, record: ChatRecord, turns: number): Promise<CheckResult> {
   const problems: string[] = [];
@@ -47,13 +45,13 @@ export async function checkChat(store: StateStore, originals: OriginalsStore | u
   try {
     state = await store.get(record.chat);
   } catch (error) {
-    return { state: undefined, problems: [`the stored state does not read back: ${(error as Error).message}`], unkeptPastAck: 0 };
+    return { state: undefined, problems: [`the stored state does not read back: ${(error as Error).message}`] };
   }
   const lastAck = record.acks.reduce<Ack | undefined>((a, b) => (a === undefined || b.version > a.version ? b : a), undefined);
   const version = state?.version ?? 0;
   if (lastAck && version < lastAck.version) problems.push(`version ${version} is older than the acknowledged version ${lastAck.version}`);
   if (version < (record.previous?.version ?? 0)) problems.push(`version ${version} went back from ${record.previous!.version}`);
-  if (!state) return { state, problems, unkeptPastAck: 0 };
+  if (!state) return { state, problems };
 
   const { history, ids } = chatIds(record.chat, turns);
   const covered = state.coveredIds;
@@ -73,7 +71,6 @@ export async function checkChat(store: StateStore, originals: OriginalsStore | u
     problems.push(`covered ids (${covered.length}) do not extend those read before (${before.length})`);
   }
 
-  let unkeptPastAck = 0;
   if (originals) {
     const kept = await originals.getOriginals(record.chat, covered);
     const found = new Set<string>();
@@ -81,10 +78,8 @@ export async function checkChat(store: StateStore, originals: OriginalsStore | u
       found.add(r.id);
       if (ids[r.index] !== r.id || r.raw !== JSON.stringify(history[r.index])) problems.push(`original ${r.id} is not message ${r.index} of the chat`);
     }
-    const acked = lastAck?.count ?? 0;
-    const lost = covered.slice(0, acked).filter((id) => !found.has(id));
-    if (lost.length > 0) problems.push(`${lost.length} id(s) an acknowledged commit covered have no original kept, first ${lost[0]}`);
-    unkeptPastAck = covered.slice(acked).filter((id) => !found.has(id)).length;
+    const unkept = covered.filter((id) => !found.has(id));
+    if (unkept.length > 0) problems.push(`${unkept.length} covered id(s) have no original kept (${covered.slice(0, lastAck?.count ?? 0).filter((id) => !found.has(id)).length} of them acknowledged), first ${unkept[0]}`);
   }
-  return { state, problems, unkeptPastAck };
+  return { state, problems };
 }

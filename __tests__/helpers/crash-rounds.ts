@@ -43,14 +43,18 @@ export interface WorkerArgs {
   /** The SQLite file, or the Redis URL. */
   readonly target: string;
   readonly keyPrefix: string;
-  readonly chat: string;
-  readonly firstTurn: number;
-  readonly seed: number;
   readonly leaseMs: number;
 }
 
+/** What one worker serves, told it once it is on standby. */
+export interface WorkerRun {
+  readonly chat: string;
+  readonly firstTurn: number;
+  readonly seed: number;
+}
+
 const JOB_LINES: Record<string, JobPhase> = {
-  lease: 'lease', job: 'summarizing', keep: 'keeping-originals', kept: 'keeping-originals', commit: 'committing', committed: 'acknowledging', ack: 'none', end: 'none',
+  lease: 'lease', job: 'summarizing', keep: 'keeping-originals', kept: 'keeping-originals', commit: 'committing', committed: 'acknowledging', ack: 'none', end: 'none', released: 'none',
 };
 
 /**
@@ -79,42 +83,67 @@ export function acksOf(lines: readonly string[]): Ack[] {
   });
 }
 
-/**
- * Starts crash-worker.mjs, waits (as long as it takes) for its `ready`, lets it work `delayMs`,
- * kills it with SIGKILL and resolves once it is gone and its output read to the end. Rejects when
- * the worker exits before `ready`.
- */
-export async function killRound(args: WorkerArgs, delayMs: number): Promise<KillRound> {
-  const child = spawn(process.execPath, [WORKER, args.kind, args.target, args.keyPrefix, args.chat, String(args.firstTurn), String(args.seed), String(args.leaseMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** A started worker, its modules loading, its store not open yet. */
+export interface Standby {
+  /** Resolves once it printed `standby`; rejects when it exits first. */
+  readonly loaded: Promise<void>;
+  /** Tells it what to serve; resolves once it printed `ready`, rejects when it exits first. */
+  go(run: WorkerRun): Promise<void>;
+  readonly lines: string[];
+  readonly stderr: () => string;
+  readonly closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(): void;
+}
+
+/** Starts crash-worker.mjs; it loads its modules and waits for `go` (so a test starts the next one while the last works). */
+export function standby(args: WorkerArgs): Standby {
+  const child = spawn(process.execPath, [WORKER, args.kind, args.target, args.keyPrefix, String(args.leaseMs)], { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let partial = '';
   let stderr = '';
-  let onReady: (() => void) | undefined;
+  const waiting = new Map<string, () => void>();
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     const parts = (partial + chunk).split('\n');
     partial = parts.pop()!;
     lines.push(...parts);
-    if (onReady && parts.includes('ready')) onReady();
+    for (const [line, resolve] of waiting) if (parts.includes(line)) resolve();
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
-  const ready = new Promise<boolean>((resolve) => {
-    onReady = () => resolve(true);
-    void closed.then(() => resolve(false));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => {
+    if (partial !== '') lines.push(partial); // a line cut by the kill: kept, so a check sees it
+    resolve({ code, signal });
+  }));
+  // No time limit: a loaded host may take long to start node; a worker that dies says so at once.
+  const printed = (line: string) => new Promise<void>((resolve, reject) => {
+    if (lines.includes(line)) return resolve();
+    waiting.set(line, resolve);
+    void closed.then(({ code, signal }) => reject(new Error(`crash-worker exited before printing ${line} (code ${code}, signal ${signal}): ${stderr}`)));
   });
-  if (!(await ready)) {
-    const { code, signal } = await closed;
-    throw new Error(`crash-worker exited before it was ready (code ${code}, signal ${signal}): ${stderr}`);
-  }
+  const loaded = printed('standby');
+  loaded.catch(() => undefined);
+  return {
+    loaded, lines, closed,
+    stderr: () => stderr,
+    go(run) {
+      child.stdin.write(`go ${run.chat} ${run.firstTurn} ${run.seed}\n`);
+      return printed('ready');
+    },
+    kill: () => { child.kill('SIGKILL'); },
+  };
+}
+
+/** Lets a ready worker work `delayMs`, kills it with SIGKILL, and resolves once it is gone and its output read to the end. */
+export async function killRound(worker: Standby, run: WorkerRun, delayMs: number): Promise<KillRound> {
+  await worker.go(run);
   await new Promise((resolve) => setTimeout(resolve, delayMs));
-  child.kill('SIGKILL');
-  const { code, signal } = await closed;
-  if (partial !== '') lines.push(partial); // a line cut by the kill: kept, so a check sees it
+  worker.kill();
+  const { code, signal } = await worker.closed;
+  const { lines } = worker;
   const lastReq = lines.filter((l) => l.startsWith('req ')).at(-1);
   return {
     delayMs, lines, phase: phaseOf(lines), acks: acksOf(lines),
-    lastTurn: lastReq === undefined ? args.firstTurn : Number(lastReq.split(' ')[1]),
-    signal, code, stderr,
+    lastTurn: lastReq === undefined ? run.firstTurn : Number(lastReq.split(' ')[1]),
+    signal, code, stderr: worker.stderr(),
   };
 }
 

@@ -3,14 +3,17 @@
 // now and then waiting for its background summaries, until killed. Built code from dist/ (run
 // `npm run build` first).
 //
-// Usage: node crash-worker.mjs <sqlite|redis> <db-file|redis-url> <key-prefix> <chat> <first-turn> <seed> <lease-ms>
+// Usage: node crash-worker.mjs <sqlite|redis> <db-file|redis-url> <key-prefix> <lease-ms>
+// It loads its modules, prints `standby`, and waits for one stdin line `go <chat> <first-turn>
+// <seed>` before it opens the store: a test starts the next worker while the last one works.
 //
 // stdout, one line per step, written synchronously before the step goes on (so the line is out
 // when a kill lands right after it):
+//   standby                                modules loaded, store not open yet
 //   ready                                  store open, compressor warm: work starts now
 //   req <turn>, served <turn> <violations>, refused <turn> <message>    one request
 //   pause, resume                          waiting for the background summaries
-//   lease                                  (Redis) a job asks for the chat's lease
+//   lease, released                        (Redis) a job asks for the chat's lease (then reads and plans), gives it back
 //   job <base-version>                     a job starts folding (summary:start)
 //   keep <n>, kept                         the originals it newly covers (recall), kept before the commit
 //   commit <version>, committed <version> <true|false>                  its compare-and-set
@@ -19,11 +22,18 @@
 //   clear <n>, cleared                     originals of results a view cleared (request path)
 //   warning <code>                         a compressor warning
 import { writeSync } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { createCompressor, createTokenCounter, summarizerFromFunction, validateMessages } from '../../dist/src/index.js';
 import { chatHistory, coveredHash, roughTokens } from './crash-chat.mjs';
 
-const [kind, target, prefix, chat, firstTurn, seed, leaseMs] = process.argv.slice(2);
+const [kind, target, prefix, leaseMs] = process.argv.slice(2);
 const say = (line) => writeSync(1, `${line}\n`);
+const { SqliteStore } = kind === 'sqlite' ? await import('../../dist/src/store/sqlite.js') : {};
+const { RedisStore } = kind === 'redis' ? await import('../../dist/src/store/redis.js') : {};
+say('standby');
+const [go] = await once(createInterface({ input: process.stdin }), 'line');
+const [, chat, firstTurn, seed] = go.split(' ');
 const oneLine = (error) => String(error?.message ?? error).replace(/\s+/g, ' ').slice(0, 300);
 
 // mulberry32: the worker's pauses and delays follow its seed, so a failing round can be run again.
@@ -40,15 +50,9 @@ const sleep = (ms, signal) => new Promise((resolve, reject) => {
   signal?.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
 });
 
-async function openStore() {
-  if (kind === 'sqlite') {
-    const { SqliteStore } = await import('../../dist/src/store/sqlite.js');
-    return SqliteStore.open(target);
-  }
-  const { RedisStore } = await import('../../dist/src/store/redis.js');
-  return RedisStore.open({ url: target, keyPrefix: prefix, leaseMs: Number(leaseMs), commandTimeoutMs: 5000 });
-}
-const store = await openStore();
+const store = kind === 'sqlite'
+  ? SqliteStore.open(target)
+  : await RedisStore.open({ url: target, keyPrefix: prefix, leaseMs: Number(leaseMs), commandTimeoutMs: 5000 });
 
 // The first putOriginals after the summarizer answered is the job's (what it covers, kept before
 // its commit); any other is a view's cleared results.
@@ -81,7 +85,10 @@ const observed = {
       return {
         chatId, token: lease.token, fence: lease.fence, ttlMs: lease.ttlMs,
         renew: () => lease.renew(),
-        release: () => lease.release(),
+        release: async () => {
+          await lease.release();
+          say('released');
+        },
         commit: (state, expected) => committing(state.version, () => lease.commit(state, expected)),
       };
     },
@@ -130,3 +137,4 @@ for (let turn = Number(firstTurn), n = 0; n < 5000; turn++, n++) {
 }
 await compressor.close(1000);
 say('limit');
+process.exit(0);
