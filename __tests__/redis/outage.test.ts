@@ -2,6 +2,8 @@ import { afterAll, afterEach, beforeAll, expect, test } from '@jest/globals';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { redisDescribe, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { assertBuilt, committed, overlaps, percentile, range, startWorker, type Served, type Worker } from '../helpers/redis-workers.js';
+import { checkChat } from '../helpers/crash-checks.js';
+import { servingChat } from '../helpers/serving-chat.js';
 
 // Two separate node processes, each a compressor on a RedisStore over the same real redis-server
 // (built code, dist/), and the redis-server is killed in the middle of their run.
@@ -96,4 +98,67 @@ redisDescribe('two processes sharing one Redis, and Redis goes down', () => {
       await store.close();
     }
   });
+});
+
+redisDescribe('one compressor over a growing chat, and Redis goes down for seconds', () => {
+  test('Redis killed (kill -9) mid-job and restarted: every request served, the state comes back, versions only grow and the final state extends the one before', async () => {
+    const store = await RedisStore.open({ url: server.url, keyPrefix: 'outage-chat:', leaseMs: 1000, commandTimeoutMs: 5000 });
+    const app = servingChat(store, 'grows', 10);
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    let turn = 4;
+    try {
+      // Up: serve until three summaries are committed and a fourth job is running.
+      for (; turn < 300 && !(app.acks.length >= 3 && app.jobRunning()); turn++) {
+        await app.serve(turn);
+        await pause(5);
+      }
+      expect(app.acks.length).toBeGreaterThanOrEqual(3);
+      const ackedBefore = app.acks.length;
+      const servedBefore = app.served.length;
+      await server.kill();
+
+      // Down, longer than the 4 s an outside probe saw: requests keep coming, about 8 a second.
+      const downSince = performance.now();
+      for (let n = 0; n < 40 || performance.now() - downSince < 5000; n++, turn++) {
+        await app.serve(turn);
+        await pause(125);
+      }
+      const during = app.served.slice(servedBefore);
+      const outageMs = performance.now() - downSince;
+      await server.restart();
+      await store.ready(30_000);
+
+      // Back: the append-only file gave the state back, every acknowledged commit in it.
+      const record = { chat: app.chat, acks: app.acks.slice(), previous: undefined };
+      const restored = await checkChat(store, store, record, turn);
+      expect(restored.problems).toEqual([]);
+      expect(restored.state!.version).toBeGreaterThanOrEqual(app.acks.at(-1)!.version);
+
+      // Serve on until new summaries commit (the lease the killed job held lapses within leaseMs).
+      const ackedAtRestart = app.acks.length;
+      for (let n = 0; n < 400 && app.acks.length < ackedAtRestart + 2; n++, turn++) {
+        await app.serve(turn);
+        await pause(10);
+      }
+      await app.compressor.drain();
+
+      expect(app.served.filter((s) => !s.ok || s.violations !== 0)).toEqual([]);
+      expect(during.length).toBeGreaterThanOrEqual(40);
+      expect(during.filter((s) => !s.degraded)).toEqual([]);
+      expect(app.acks.length).toBeGreaterThanOrEqual(ackedAtRestart + 2);
+      // Versions only grow over the whole run (a commit whose answer was lost with Redis skips one).
+      const versions = app.acks.map((a) => a.version);
+      expect(versions).toEqual([...versions].sort((a, b) => a - b));
+      expect(new Set(versions).size).toBe(versions.length);
+      // The final state: a valid one, extending every acknowledged commit, before the outage and after.
+      const final = await checkChat(store, store, { ...record, acks: app.acks, previous: restored.state }, turn);
+      expect(final.problems).toEqual([]);
+      expect(final.state!.coveredIds.length).toBeGreaterThan(restored.state!.coveredIds.length);
+      expect(final.state!.version).toBeGreaterThanOrEqual(app.acks.at(-1)!.version);
+      const worst = Math.max(...during.map((s) => s.ms));
+      process.stdout.write(`outage (one compressor): ${ackedBefore} commits before, Redis down ${(outageMs / 1000).toFixed(1)} s with ${during.length} requests served degraded (slowest ${worst.toFixed(1)} ms), state back at version ${restored.state!.version}, ${app.acks.length - ackedAtRestart} commits after, final version ${final.state!.version} covering ${final.state!.coveredIds.length} messages\n`);
+    } finally {
+      await app.compressor.close(1000);
+    }
+  }, 300_000);
 });

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { redisDescribe, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { assertBuilt, startWorker, type JobRecord, type Worker } from '../helpers/redis-workers.js';
+import { killLoop } from '../helpers/crash-loop.js';
 
 let server: RedisServer;
 let raw: Redis;
@@ -64,4 +65,26 @@ redisDescribe('a process killed in the middle of a summary', () => {
     expect(Number(await raw.get(`${prefix}{chat-1}:fence`))).toBe(fenceOfA + 1);
     expect(await raw.hget(`${prefix}{chat-1}:state`, 'fence')).toBe(String(fenceOfA + 1));
   });
+});
+
+redisDescribe('a compressor on Redis killed at random points', () => {
+  // Long on purpose (50 processes in sequence); the loop itself is bounded, so it ends well before.
+  test('50 kills mid-request and mid-job: the state is always a valid prefix, no acknowledged commit lost', async () => {
+    assertBuilt(['src/store/redis-store.ts', 'src/runtime/lease-job.ts', 'src/runtime/compressor.ts', 'src/runtime/summary-job.ts']);
+    const keyPrefix = 'crash:';
+    const t0 = performance.now();
+    const store = await RedisStore.open({ url: server.url, keyPrefix, commandTimeoutMs: 5000 });
+    try {
+      // A short lease: the one a killed worker held lapses soon, so the next worker folds again.
+      const result = await killLoop({ kind: 'redis', target: server.url, keyPrefix, leaseMs: 400, store, kills: 50, seed: 0xbead, killsPerChat: 10, maxDelayMs: 400 });
+      process.stdout.write(`redis kills: ${JSON.stringify(result.phases)}; ${result.requests} requests, ${result.acks} commits acknowledged, ${result.failedJobs} jobs failed; ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      expect(result.problems).toEqual([]);
+      // The kills must have landed inside the work, or this proved nothing.
+      expect(result.duringRequest).toBeGreaterThanOrEqual(5);
+      expect(result.duringJob).toBeGreaterThanOrEqual(5);
+      expect(result.acks).toBeGreaterThan(50);
+    } finally {
+      await store.close();
+    }
+  }, 600_000);
 });

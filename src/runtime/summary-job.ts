@@ -97,7 +97,12 @@ export interface SummaryJobContext {
   readonly onStart?: (e: SummaryStartEvent) => void;
   readonly onDone?: (e: SummaryDoneEvent) => void;
   readonly onStale?: (e: SummaryStaleEvent) => void;
-  /** Called (and awaited) right after a successful commit, before `onDone`, with the messages the summary newly covers, in order. */
+  /**
+   * Called (and awaited) right before the commit, with the messages the summary would newly cover,
+   * in order: kept first, a process that dies between the two never leaves a committed summary
+   * whose originals were never kept (a lost compare-and-set leaves originals of messages no
+   * summary covers yet; their ids, and so their records, stay the same).
+   */
   readonly onCovered?: (chatId: string, covered: readonly CoveredMessage[]) => void | Promise<void>;
   /** Clock for timestamps (ISO strings). */
   readonly now?: () => string;
@@ -183,13 +188,13 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     createdAt: state?.createdAt ?? now,
     updatedAt: now,
   };
+  await ctx.onCovered?.(chatId, entries.map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
   // A job released at its time limit must not commit what it finishes later.
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   if (!(await ctx.store.commit(next, baseVersion))) {
     ctx.onStale?.({ chatId, expectedVersion: baseVersion });
     return;
   }
-  await ctx.onCovered?.(chatId, entries.map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
   ctx.onDone?.({
     chatId, version: next.version, coveredIds, newlyCovered: coveredIds.slice(start - head), tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
     ...(allowedTokens === undefined ? {} : { allowedTokens }),
