@@ -134,6 +134,13 @@ describe('what the ledger reads: whole listings, data text, call arguments', () 
     }), { ...propertyParams(), numRuns: Math.min(propertyParams().numRuns, 100) });
   });
 
+  test('a JSON field that is a code of 3-8 capital letters alone is a fact; a word, a short label or a unit field is not', () => {
+    expect(lines(factsFromJson({ from: 'LIS', to: 'OPO', state: 'PENDING', tier: 'gold', region: 'EU', note: 'SEE ALSO' }, 20)))
+      .toEqual(['from: LIS', 'to: OPO', 'state: PENDING']);
+    // A record's unit field is carried by its amounts, not kept apart.
+    expect(lines(factsFromJson({ total: 12.5, currency: 'EUR' }, 20))).toEqual(['total: 12.5 EUR']);
+  });
+
   test('a short field holding a digit and no fact of its own is one value; a sentence with a fact gives the fact', () => {
     expect(lines(factsFromJson({ address: { line1: '12 Harbour Street', unit: 'Suite 400' }, note: 'Refund RF-1234 issued', label: 'blue' }, 20)))
       .toEqual(['line1: 12 Harbour Street', 'unit: Suite 400', 'Refund: RF-1234']);

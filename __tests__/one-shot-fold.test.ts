@@ -63,9 +63,10 @@ describe('one-shot fold: a summary short of room takes in the turns it would lea
   });
 
   test('a wider attempt that fails leaves the first summary in force, and the report says why; an abort still rejects', async () => {
-    const history = lookups(60);
+    const history = lookups(120);
     const tokens = compressContext(history, { counter }).report.tokensBefore;
-    const maxContextTokens = Math.floor(tokens / 4);
+    // Tight enough that the first summary leaves facts out, so a wider one is tried.
+    const maxContextTokens = Math.floor(tokens / 8);
     const options = { counter, maxContextTokens, compressionThresholdTokens: Math.floor(maxContextTokens * 0.75), keepFirst: 1, keepLast: 6 };
     const planned = compressContext(history, options).report.summarize!;
     let calls = 0;

@@ -32,7 +32,7 @@ export interface ExtractiveSummarizerOptions {
   readonly countTokens?: TextCounter;
   /**
    * Share of a summary's room the fact ledger gets first, after the title and the goal
-   * (`LEDGER_SHARE`, 0.8 by default); it takes more when the rest of the working memory needs less.
+   * (`LEDGER_SHARE`, 0.95 by default); it takes more when the rest of the working memory needs less.
    * Between 0 and 1.
    */
   readonly ledgerShare?: number;
@@ -42,9 +42,11 @@ export interface ExtractiveSummarizerOptions {
  * How a summary's room is split. The title and the goal come first (they are never dropped).
  * Of what is left, the fact ledger gets its share first: `LEDGER_SHARE`, or more when the rest of
  * the working memory (requests, tool calls, errors, conclusions) needs less than the remainder.
- * The working memory then gets whatever the ledger did not take.
+ * The working memory then gets whatever the ledger did not take. The ledger states each fact in
+ * a few tokens where the working memory's items restate whole requests and answers, so where the
+ * room is short the facts go first: a model can ask again for words, not for a lost id.
  */
-export const LEDGER_SHARE = 0.8;
+export const LEDGER_SHARE = 0.95;
 
 /** Messages read between two turns of the event loop. */
 const SLICE_MESSAGES = 8;

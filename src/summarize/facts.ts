@@ -170,6 +170,9 @@ export function isDistinctive(value: string): boolean {
   return DISTINCTIVE.some((p) => p.test(value));
 }
 
+/** A JSON string that is a code of capital letters alone. */
+const WHOLE_CODE = /^[A-Z]{3,8}$/;
+
 /** A calendar date without a time of day: records share one by chance (two payments on one day). */
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -507,7 +510,9 @@ export function factsFromJson(value: unknown, limit: number): Fact[] {
     if (typeof node === 'string') {
       const text = node.trim();
       if (!text) return;
-      if (text.length <= FACT_VALUE_MAX_CHARS && (ID_KEY.test(leaf) || isDistinctive(text) || /^\d{4,}$/.test(text))) {
+      // A whole field of 3-8 capital letters is a code of the data (a place, a state: `LIS`, `OPEN`);
+      // a unit field is not: the amounts of its record carry it.
+      if (text.length <= FACT_VALUE_MAX_CHARS && (ID_KEY.test(leaf) || isDistinctive(text) || /^\d{4,}$/.test(text) || (WHOLE_CODE.test(text) && !UNIT_KEY.test(leaf)))) {
         push({ record, label: labelOf(path, text), labelFrom: 'field', value: oneLine(text) });
         return;
       }
