@@ -75,6 +75,18 @@ describe('extractive summarizer', () => {
     expect(ledgerStats(summary)).toEqual({ seen: 2, kept: 2 });
   });
 
+  test('where no fact fits beside the goal, the summary still says how many it left out (its meta line)', async () => {
+    const input = [...orderRound(1), ...orderRound(2), ...orderRound(3)];
+    const goal = count(`Summary of earlier messages (working memory, oldest items first):\nGoal:\n- ${input[0].text}`);
+    // Room for the goal and the meta line, not for a fact line.
+    const summary = await createExtractiveSummarizer({ countTokens: count }).summarize({ messages: input, signal: live(), maxTokens: goal + 18 });
+    expect(count(summary)).toBeLessThanOrEqual(goal + 18);
+    expect(ledgerFacts(summary)).toEqual([]);
+    const stats = ledgerStats(summary);
+    expect(stats).toBeDefined();
+    expect(stats!.seen).toBeGreaterThan(stats!.kept);
+  });
+
   test('a record the other sections only partly state is written whole: its fields stay together', async () => {
     const round = orderRound(4);
     // The answer no longer states the tracking number: the record's line keeps both fields.

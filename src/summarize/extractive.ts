@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import { callText } from './call-text.js';
 import { defaultTextCounter } from './default-counter.js';
 import {
-  emptyLedger, ledgerBuilder, parseLedger, renderLedgerBesideSteps, renderLedgerSteps, withCarriedFacts, withoutLedgerBlocks, type Ledger,
+  factlessBlock, emptyLedger, ledgerBuilder, parseLedger, renderLedgerBesideSteps, renderLedgerSteps, withCarriedFacts, withoutLedgerBlocks, type Ledger,
 } from './ledger.js';
 import { conclusionOf, outcomesOf, requestOf } from './sentences.js';
 import type { SummarizeRequest, Summarizer } from './summarizer.js';
@@ -168,6 +168,13 @@ function* summarySteps(memory: WorkingMemory, ledger: Ledger, maxTokens: number,
     if (!share) break;
     ledgerRoom = Math.min(ledgerRoom, shareTokens) - 1;
     yield;
+  }
+  // No fact fits: the working memory alone, with the ledger's meta line when it fits too, so the
+  // summary says how many facts it left out (callers widen a fold on that).
+  if (ledger.facts.length > 0) {
+    const block = factlessBlock(ledger);
+    const text = renderWorkingMemory(trimWorkingMemory(rest, maxTokens - count(block) - 1, count, checkpoint), block);
+    if (count(text) <= maxTokens) return text;
   }
   return renderWorkingMemory(trimWorkingMemory(rest, maxTokens, count, checkpoint));
 }

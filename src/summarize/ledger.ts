@@ -799,6 +799,14 @@ function metaLine(kept: number, seen: number, messages: number): string {
   return `- (${kept} of ${seen} facts kept, ${messages} messages read)`;
 }
 
+/**
+ * The block of a ledger none of whose facts fit: its title and meta line alone, so the summary still
+ * says how many facts it left out (and the next fold goes on counting from there).
+ */
+export function factlessBlock(ledger: Ledger, title = LEDGER_TITLE): string {
+  return `${title}\n${metaLine(0, Math.max(ledger.seen, ledger.facts.length), ledger.messages)}`;
+}
+
 /** A block with its meta line (its second line) replaced by `meta`; the title and `meta` alone for no block. */
 function withMetaLine(block: string, title: string, meta: string): string {
   return block ? block.replace(/^(.*\n)(.*)/, (_, head: string) => `${head}${meta}`) : `${title}\n${meta}`;
