@@ -15,16 +15,18 @@ afterEach(async () => {
 function heldSummarizer() {
   const waiting: (() => void)[] = [];
   let started = 0;
+  let released = false;
   const summarizer: Summarizer = {
     name: 'held',
     inputBudgetTokens: 1_000_000,
     async summarize(req) {
       started++;
-      await new Promise<void>((resolve) => waiting.push(resolve));
+      // Held until released; a job's later calls (a wider fold) then run at once.
+      if (!released) await new Promise<void>((resolve) => waiting.push(resolve));
       return req.messages.map((m) => m.text).filter(Boolean).join(' | ');
     },
   };
-  return { summarizer, started: () => started, release: () => waiting.splice(0).forEach((r) => r()) };
+  return { summarizer, started: () => started, release: () => { released = true; waiting.splice(0).forEach((r) => r()); } };
 }
 
 /** Six user turns, each answered, with a fact in each question. */

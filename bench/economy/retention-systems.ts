@@ -67,9 +67,9 @@ export const CTXFOLD_RECALL: RetentionSystem = {
  * ctxfold as a server runs it (`compressorSystem`: `createCompressor` with the same planning
  * options and the extractive summarizer), fed every request of the conversation in turn (each history that ends
  * right before an assistant message, the last one being the measured request), each reported with
- * `afterResponse` and its background summary awaited (`drain`) before the next. Its summaries
- * fold down to the low-water mark only (the one-shot's wider fold is not made in the background),
- * so this row shows what a chat served through the compressor, the adapters or the proxy keeps.
+ * `afterResponse` and its background summary awaited (`drain`) before the next; the view measured
+ * is that of the last request sent again once its own job settled (rolling summaries included).
+ * This row shows what a chat served through the compressor, the adapters or the proxy keeps.
  */
 export const CTXFOLD_BACKGROUND: RetentionSystem = {
   name: 'ctxfold, background (createCompressor)',
@@ -77,13 +77,13 @@ export const CTXFOLD_BACKGROUND: RetentionSystem = {
     const { counter: _own, maxContextTokens: _budget, ...options } = planning(budget);
     const system = compressorSystem('ctxfold, background (createCompressor)', options);
     try {
-      let view: OpenAIChatMessage[] = messages;
       for (let end = 1; end <= messages.length; end++) {
         if (end < messages.length && messages[end].role !== 'assistant') continue;
         if (messages[end - 1].role === 'assistant') continue;
-        view = await system.viewOf(messages.slice(0, end), budget, 'retention');
+        await system.viewOf(messages.slice(0, end), budget, 'retention');
       }
-      return view;
+      // The measured request once more, its own job settled: what the chat's next call sends.
+      return await system.viewOf(messages, budget, 'retention');
     } finally {
       await system.close();
     }

@@ -3,8 +3,9 @@ import { InputError } from '../errors.js';
 import { transcriptOf } from '../core/transcript.js';
 import { lastUserGroupStart } from '../core/boundary.js';
 import { summarizeRolling } from '../summarize/rolling.js';
-import type { Summarizer } from '../summarize/summarizer.js';
+import { reportsFacts, type Summarizer } from '../summarize/summarizer.js';
 import { analyzeContext, type CompressResult } from './compress.js';
+import { widenFold } from './wide-fold.js';
 import { resolveCompressOptions, type CompressOptions } from './options.js';
 
 /** Options of `compressWithSummary`: `compressContext` options plus who summarizes. */
@@ -55,63 +56,16 @@ export async function compressWithSummary<M>(messages: readonly M[], options: Co
       return undefined;
     }
   };
-  let folded = await summarizeTo(range.end, range.roomTokens);
-  let end = range.end;
-  // A summary that had to leave facts out for room, while turns after it are sent word for word:
-  // fold those turns in too, with their room, and keep the wider summary when it leaves out no
-  // more facts (its ledger is denser than the turns it replaces). First up to the kept tail, then
-  // (unless `keepLastYields` is false) up to the last user turn, the tail yielding to the summary.
-  // Then give back, word for word, the newest turns that fit in the room the widest summary left unused.
+  const first0 = await summarizeTo(range.end, range.roomTokens);
+  // First up to the kept tail, then (unless `keepLastYields` is false) up to the last user turn,
+  // the tail yielding to the summary (`widenFold`).
   const tail = first.report.tailStart;
   const lastTurn = first.report.heldUserTurn?.start ?? lastUserGroupStart(grouping);
   const widths = [tail, ...(resolved.plan.keepLastYields === false ? [] : [lastTurn])].filter((e, k, all) => e > range.end && all.indexOf(e) === k);
-  const dropped = (r: typeof folded) => (r.factsSeen === undefined || r.factsKept === undefined ? undefined : r.factsSeen - r.factsKept);
-  const unpinned = (from: number, to: number) => {
-    let t = 0;
-    for (let i = from; i < to; i++) if (!grouping.pinned[i]) t += counts[i];
-    return t;
-  };
-  // A first summary with no room to speak of (the kept tail took it all) keeps nothing in the view.
-  const fits = range.roomTokens === undefined || counter.text(folded.summary) <= range.roomTokens;
-  let droppedNow = fits ? dropped(folded) : Number.POSITIVE_INFINITY;
-  let room = range.roomTokens;
-  for (const wideEnd of widths) {
-    if (room === undefined || droppedNow === undefined || droppedNow === 0) break;
-    // The frame names how many messages it covers: a few more digits may cost a token or two.
-    const wideRoom = Math.max(1, range.roomTokens! + unpinned(range.end, wideEnd) - WIDER_FRAME_MARGIN);
-    const wider = await attempt(wideEnd, wideRoom);
-    const droppedWider = wider && dropped(wider);
-    if (!wider || droppedWider === undefined || droppedWider > droppedNow) break;
-    folded = wider;
-    end = wideEnd;
-    room = wideRoom;
-    droppedNow = droppedWider;
-  }
-  if (end > range.end && room !== undefined) {
-    const unused = room - counter.text(folded.summary);
-    let back = end;
-    let given = 0;
-    for (let g = grouping.groupOf[end - 1]; g >= 0 && grouping.groups[g].start > range.end; g--) {
-      const more = unpinned(grouping.groups[g].start, back);
-      if (given + more > unused) break;
-      given += more;
-      back = grouping.groups[g].start;
-    }
-    if (back < end) {
-      const narrower = await attempt(back, room - given);
-      const droppedNarrower = narrower && dropped(narrower);
-      if (narrower && droppedNarrower !== undefined && droppedNow !== undefined && droppedNarrower <= droppedNow) {
-        folded = narrower;
-        end = back;
-      }
-    }
-  }
+  const { folded, end } = await widenFold({ reportsFacts: reportsFacts(summarizer), first: first0, firstRoom: range.roomTokens, range, widths, grouping, counts, countText: counter.text, attempt });
   const coveredIds = Array.from({ length: end - first.report.headEnd }, (_, k) => idOf(first.report.headEnd + k));
   // Plan again on the same (repaired) history, so the covered ids match what is planned.
   const second = analyzeContext(input, { ...resolved, counter, repair: false, summary: { text: folded.summary, coveredIds } });
   const notes = failures.length > 0 ? { notes: [...second.report.notes, ...failures] } : {};
   return { messages: second.messages, report: { ...second.report, repaired: first.report.repaired, ...notes }, coveredIds };
 }
-
-/** Tokens kept back from a wider fold's room for its frame's longer count of covered messages. */
-const WIDER_FRAME_MARGIN = 4;

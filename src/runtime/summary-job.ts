@@ -1,16 +1,18 @@
 import { summaryTextCounter } from '../tokens/counter.js';
 import { SummarizerError } from '../errors.js';
 import { foldShare, foldTrigger } from '../core/plan.js';
+import { lastUserGroupStart } from '../core/boundary.js';
 import { scanStructure } from '../core/structure.js';
 import { withCallNames } from '../core/transcript.js';
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { ChatState, StateStore } from '../store/state.js';
 import { summarizeRolling } from '../summarize/rolling.js';
-import type { Summarizer } from '../summarize/summarizer.js';
+import { reportsFacts, type Summarizer } from '../summarize/summarizer.js';
 import { analyzeContext } from './compress.js';
 import { countInSlices } from './count-in-slices.js';
 import type { ResolvedCompressOptions } from './options.js';
 import { inSlices } from './slices.js';
+import { widenFold } from './wide-fold.js';
 
 /** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
 const RENDER_OVERHEAD_TOKENS = 16;
@@ -133,22 +135,27 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const { report, input, lens, counter, counts, idOf, grouping } = analysis;
   const range = report.summarize;
   if (!range || range.end <= range.start) return;
-  const { start, end } = range;
+  const { start } = range;
+  // Room goes where the facts are: a summary that leaves facts out may take in the kept tail's
+  // older turns too (`widenFold`), never the last user turn (unless `keepLastYields` is false).
+  const lastTurn = report.heldUserTurn?.start ?? lastUserGroupStart(grouping);
+  const widths = [report.tailStart, ...(ctx.planning.plan.keepLastYields === false ? [] : [lastTurn])].filter((e, k, all) => e > range.end && all.indexOf(e) === k);
+  const widest = Math.max(range.end, ...widths);
   // A plan counts only what a view can hold; the summary counts what it summarizes, in slices.
-  await inSlices(end - report.headEnd, (k) => {
+  await inSlices(widest - report.headEnd, (k) => {
     const i = report.headEnd + k;
     if (counts[i] !== counts[i]) counts[i] = counter.message(input[i], lens);
   });
   const applied = report.summary.applied;
   const recomputed = state !== undefined && !applied;
   const baseVersion = state?.version ?? 0;
-  ctx.onStart?.({ chatId, from: start, to: end, baseVersion, recomputed });
+  ctx.onStart?.({ chatId, from: start, to: range.end, baseVersion, recomputed });
 
   // Read group by group in slices: a call turn's results are named after their calls by a scan
   // of that turn alone, so no step holds the event loop for the whole range.
-  const entries: TranscriptEntry[] = new Array(end - start);
+  const entries: TranscriptEntry[] = new Array(widest - start);
   const first = grouping.groupOf[start];
-  await inSlices(grouping.groupOf[end - 1] - first + 1, (k) => {
+  await inSlices(grouping.groupOf[widest - 1] - first + 1, (k) => {
     const g = grouping.groups[first + k];
     for (let i = g.start; i < g.end; i++) entries[i - start] = lens.read(input[i]);
     if (g.type === 'turn') withCallNames(entries, scanStructure(input, lens, g.start, g.end), start);
@@ -157,16 +164,32 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const trigger = foldTrigger(plan);
   const inForce = applied && state ? summaryTextCounter(counter)(state.summary) : 0;
   const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1, plan.maxContextTokens, inForce);
-  const { summary, calls, factsSeen, factsKept } = await summarizeRolling(ctx.summarizer, {
-    ...(allowedTokens === undefined ? {} : { maxTokens: allowedTokens }),
+  const summarizeTo = (to: number, maxTokens: number | undefined) => summarizeRolling(ctx.summarizer, {
+    ...(maxTokens === undefined ? {} : { maxTokens }),
     previousSummary: applied ? state?.summary : undefined,
-    messages: entries,
+    messages: to === entries.length + start ? entries : entries.slice(0, to - start),
     signal,
     countTokens: summaryTextCounter(counter),
     // The billed count bounds the rendering the summarizer sees, plus its labels and ids:
     // a long history is not encoded a second time.
     entryTokens: (entry, k) => counts[start + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
   });
+  let calls = 0;
+  const first0 = await summarizeTo(range.end, allowedTokens);
+  calls += first0.calls;
+  // A wider attempt that fails leaves the first summary in force (an abort still rejects).
+  const attempt = async (to: number, maxTokens: number) => {
+    try {
+      const r = await summarizeTo(to, maxTokens);
+      calls += r.calls;
+      return r;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return undefined;
+    }
+  };
+  const { folded, end, roomTokens: givenTokens } = await widenFold({ reportsFacts: reportsFacts(ctx.summarizer), first: first0, firstRoom: allowedTokens, range, widths, grouping, counts, countText: summaryTextCounter(counter), attempt });
+  const { summary, factsSeen, factsKept } = folded;
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   if (summary.trim() === '') throw new SummarizerError(ctx.summarizer.name, 'empty', `summarizer ${ctx.summarizer.name} returned an empty summary`);
 
@@ -188,7 +211,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     createdAt: state?.createdAt ?? now,
     updatedAt: now,
   };
-  await ctx.onCovered?.(chatId, entries.map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
+  await ctx.onCovered?.(chatId, entries.slice(0, end - start).map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
   // A job released at its time limit must not commit what it finishes later.
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   if (!(await ctx.store.commit(next, baseVersion))) {
@@ -197,7 +220,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   }
   ctx.onDone?.({
     chatId, version: next.version, coveredIds, newlyCovered: coveredIds.slice(start - head), tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
-    ...(allowedTokens === undefined ? {} : { allowedTokens }),
+    ...(givenTokens === undefined ? {} : { allowedTokens: givenTokens }),
     ...(factsSeen === undefined ? {} : { factsSeen, factsKept }),
   });
 }

@@ -218,6 +218,7 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
   if (!(ledgerShare >= 0 && ledgerShare <= 1)) throw new InputError('options.ledgerShare', `must be a number between 0 and 1, got ${ledgerShare}`);
   return {
     name: 'extractive',
+    reportsFacts: true,
     inputBudgetTokens,
     async summarize({ previousSummary, messages, signal, maxTokens }: SummarizeRequest): Promise<string> {
       const checkpoint = () => signal.throwIfAborted();

@@ -45,4 +45,15 @@ export interface Summarizer {
    * summarizers set it; the extractive one writes its own ledger and leaves it unset.
    */
   readonly factCheckTokens?: number;
+  /**
+   * Optional: true when every summary it writes ends its facts with the ledger's count line (how
+   * many facts it kept of how many it saw), as the extractive one does. A fold is widened, its
+   * summary given more room, only on what that line says (or `factCheckTokens`'s appended block).
+   */
+  readonly reportsFacts?: boolean;
+}
+
+/** True when a summarizer's summaries say how many facts they left out (`reportsFacts`, or checked with `factCheckTokens`). */
+export function reportsFacts(summarizer: Summarizer): boolean {
+  return summarizer.reportsFacts === true || summarizer.factCheckTokens !== undefined;
 }
