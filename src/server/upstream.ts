@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { UpstreamError } from '../errors.js';
 
 /**
  * Request headers that belong to one connection (RFC 9110 §7.6.1), or that the proxy sets itself:
@@ -73,16 +74,8 @@ export function relayedHeaders(upstream: IncomingHttpHeaders): Record<string, st
   return out;
 }
 
-/** Why a call to the upstream failed before it answered. */
-export type UpstreamFailure = 'timeout' | 'client-gone' | 'unreachable';
-
-/** The upstream did not answer: timed out, the client left, or the connection failed. */
-export class UpstreamError extends Error {
-  constructor(readonly failure: UpstreamFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamError';
-  }
-}
+/** The upstream's failures are `UpstreamError`s, of the `CtxfoldError` hierarchy. */
+export { UpstreamError, type UpstreamFailure } from '../errors.js';
 
 /** The connection pool of one proxy towards its upstream (keep-alive); `destroy()` it on shutdown. */
 export type UpstreamAgent = HttpAgent;
@@ -136,18 +129,19 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
   };
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => abort(new UpstreamError('timeout', `the upstream did not answer within ${call.timeoutMs} ms`)), call.timeoutMs);
+    timer = setTimeout(() => abort(new UpstreamError(url, 'timeout', `did not answer within ${call.timeoutMs} ms`)), call.timeoutMs);
   };
-  const onClientGone = () => abort(new UpstreamError('client-gone', 'the client disconnected'));
+  const onClientGone = () => abort(new UpstreamError(url, 'client-gone', 'the client disconnected'));
   const done = () => {
     clearTimeout(timer);
     call.clientGone.removeEventListener('abort', onClientGone);
   };
-  const failed = (error: unknown): UpstreamError => {
+  /** `what` went wrong, with the error's code (or message) after it. */
+  const failed = (error: unknown, what = 'could not be reached'): UpstreamError => {
     if (failure !== undefined) return failure;
     const code = (error as { code?: unknown }).code;
     const detail = typeof code === 'string' ? code : (error as Error).message;
-    return new UpstreamError('unreachable', `the upstream could not be reached (${detail})`, { cause: error });
+    return new UpstreamError(url, 'unreachable', `${what} (${detail})`, { cause: error });
   };
   return new Promise<UpstreamResponse>((resolve, reject) => {
     const onEarlyError = (error: unknown) => {
@@ -165,7 +159,7 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
         headers: response.headers,
         cancel() {
           done();
-          if (!req.destroyed) abort(new UpstreamError('client-gone', 'relay stopped'));
+          if (!req.destroyed) abort(new UpstreamError(url, 'client-gone', 'relay stopped'));
           response.destroy();
         },
         async *chunks() {
@@ -178,13 +172,13 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
               try {
                 step = await it.next();
               } catch (error) {
-                throw failed(error);
+                throw failed(error, 'broke off its answer');
               } finally {
                 clearTimeout(timer);
               }
               if (step.done) {
                 if (failure !== undefined) throw failure;
-                if (!response.complete) throw failed(new Error('the upstream closed the connection before its response was complete'));
+                if (!response.complete) throw failed(new Error('the connection closed before it was complete'), 'broke off its answer');
                 return;
               }
               yield step.value;

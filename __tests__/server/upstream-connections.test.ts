@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { CtxfoldError, UpstreamError } from '../../src/errors.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
+import { startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
+
+/**
+ * The proxy's connections to its upstream: which upstream a 502 / 504 names (its origin, nothing
+ * of its path or key), and that the error is a CtxfoldError.
+ */
+
+let upstream: StandInUpstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(async () => {
+  await upstream.close();
+});
+
+const chat = JSON.stringify({ model: 'test-model', messages: [{ role: 'user', content: 'hi' }] });
+const post = (proxy: RunningServer, body = chat, headers: Record<string, string> = {}) =>
+  fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-caller-secret', ...headers }, body });
+
+/** Runs `body` against a proxy started with `options`, and closes it. */
+async function withProxy<T>(options: Partial<ServerOptions> & { upstream: string }, body: (proxy: RunningServer) => Promise<T>): Promise<T> {
+  const proxy = await startServer({ port: 0, store: 'memory', logLevel: 'silent', ...options });
+  try {
+    return await body(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
+describe('which upstream an error names', () => {
+  test('a 502 names the origin it could not reach, never the base path or a key', async () => {
+    await withProxy({ upstream: 'http://127.0.0.1:9/tenant-7f3a/v1', upstreamKey: 'sk-proxy-secret' }, async (proxy) => {
+      const r = await post(proxy);
+      expect(r.status).toBe(502);
+      const { error } = (await r.json()) as { error: { message: string; code: string } };
+      expect(error.code).toBe('ctxfold_upstream_unreachable');
+      expect(error.message).toMatch(/^upstream http:\/\/127\.0\.0\.1:9: could not be reached \(ECONNREFUSED\)$/);
+      const a = await fetch(`${proxy.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(await a.json()).toEqual({ type: 'error', error: { type: 'api_error', message: 'upstream http://127.0.0.1:9: could not be reached (ECONNREFUSED)' } });
+    });
+  });
+
+  test('a 504 names the origin that did not answer', async () => {
+    upstream.handle(() => undefined); // never answers
+    const origin = new URL(upstream.baseURL).origin;
+    await withProxy({ upstream: upstream.baseURL, upstreamTimeoutMs: 100 }, async (proxy) => {
+      const r = await post(proxy);
+      expect(r.status).toBe(504);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toBe(`upstream ${origin}: did not answer within 100 ms`);
+    });
+  });
+
+  test('UpstreamError is a CtxfoldError with its own kind, named by the origin alone', () => {
+    const error = new UpstreamError('https://user.example:8443/v1/secret?key=sk-1', 'unreachable', 'could not be reached (ECONNRESET)');
+    expect(error).toBeInstanceOf(CtxfoldError);
+    expect(CtxfoldError.isInstance(error)).toBe(true);
+    expect(UpstreamError.isInstance(error)).toBe(true);
+    expect([error.name, error.failure, error.upstream, error.message]).toEqual(['UpstreamError', 'unreachable', 'https://user.example:8443', 'upstream https://user.example:8443: could not be reached (ECONNRESET)']);
+  });
+});
