@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { CtxfoldError, UpstreamError } from '../../src/errors.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
-import { startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
+import { json, startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
 
 /**
- * The proxy's connections to its upstream: which upstream a 502 / 504 names (its origin, nothing
- * of its path or key), and that the error is a CtxfoldError.
+ * The proxy's connections to its upstream: a connection reset before any byte of the answer is
+ * retried once on a fresh connection, never once a byte came back; which upstream a 502 / 504
+ * names (its origin, nothing of its path or key), and that the error is a CtxfoldError.
  */
 
 let upstream: StandInUpstream;
@@ -59,5 +60,76 @@ describe('which upstream an error names', () => {
     expect(CtxfoldError.isInstance(error)).toBe(true);
     expect(UpstreamError.isInstance(error)).toBe(true);
     expect([error.name, error.failure, error.upstream, error.message]).toEqual(['UpstreamError', 'unreachable', 'https://user.example:8443', 'upstream https://user.example:8443: could not be reached (ECONNRESET)']);
+  });
+});
+
+const answer = { id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] };
+
+describe('a connection reset before the answer', () => {
+  test('is retried once on a connection never used before: the client gets the answer', async () => {
+    await withProxy({ upstream: upstream.baseURL }, async (proxy) => {
+      const ports: number[] = [];
+      upstream.handle((_q, res, req) => {
+        ports.push(req.socket.remotePort!);
+        json(res, 200, answer);
+      });
+      // Two requests at once: the proxy's pool holds two open connections.
+      expect((await Promise.all([post(proxy), post(proxy)])).map((r) => r.status)).toEqual([200, 200]);
+      const pooled = new Set(ports);
+      const before = upstream.requests.length;
+      let resets = 0;
+      upstream.handle((_q, res, req) => {
+        ports.push(req.socket.remotePort!);
+        if (resets++ === 0) req.socket.destroy(); // on a pooled connection, before any byte of an answer
+        else json(res, 200, answer);
+      });
+      const r = await post(proxy);
+      expect([r.status, await r.json()]).toEqual([200, answer]);
+      expect(upstream.requests.length - before).toBe(2);
+      const [reset, retried] = ports.slice(-2);
+      expect(pooled.has(reset!)).toBe(true);
+      expect(pooled.has(retried!)).toBe(false);
+    });
+  });
+
+  test('is retried once only: a second reset is a 502 naming the upstream, after exactly two requests', async () => {
+    await withProxy({ upstream: upstream.baseURL }, async (proxy) => {
+      upstream.handle((_q, _res, req) => { req.socket.destroy(); });
+      const before = upstream.requests.length;
+      const r = await post(proxy);
+      expect(r.status).toBe(502);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/^upstream http:\/\/127\.0\.0\.1:\d+: could not be reached \((ECONNRESET|EPIPE)\)$/);
+      expect(upstream.requests.length - before).toBe(2);
+    });
+  });
+});
+
+describe('a connection reset once the answer started', () => {
+  test('part of the status line and headers, then a reset: not retried, the client gets a 502, the upstream saw one request', async () => {
+    await withProxy({ upstream: upstream.baseURL }, async (proxy) => {
+      upstream.handle((_q, _res, req) => {
+        req.socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n');
+        setTimeout(() => req.socket.destroy(), 20);
+      });
+      const before = upstream.requests.length;
+      const r = await post(proxy);
+      expect(r.status).toBe(502);
+      expect(upstream.requests.length - before).toBe(1);
+    });
+  });
+
+  test('headers and part of the body, then a reset: not retried, the client sees the body cut off, the upstream saw one request', async () => {
+    await withProxy({ upstream: upstream.baseURL }, async (proxy) => {
+      upstream.handle((_q, res, req) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+        res.write('{"id":"c","object":"chat.comp');
+        setTimeout(() => req.socket.destroy(), 20);
+      });
+      const before = upstream.requests.length;
+      const r = await post(proxy);
+      expect(r.status).toBe(200);
+      await expect(r.text()).rejects.toThrow();
+      expect(upstream.requests.length - before).toBe(1);
+    });
   });
 });

@@ -110,19 +110,42 @@ export interface UpstreamResponse {
   cancel(): void;
 }
 
+/** Errors of a connection the upstream closed or reset (`socket hang up` is an ECONNRESET too). */
+const CLOSED = new Set(['ECONNRESET', 'EPIPE']);
+
+/** An attempt whose connection was closed before any byte of the answer came back: it may be sent again. */
+interface Closed {
+  readonly closed: UpstreamError;
+}
+
 /**
  * Calls the upstream with Node's own `http`/`https` client on a keep-alive pool. The call is
  * aborted when the client disconnects or when the upstream is silent for `timeoutMs` (before its
  * headers, or between two body chunks), so a hung upstream never holds a request, and a client
  * that left never keeps the upstream working. The body's bytes are relayed as they came.
+ * A connection closed or reset before any byte of the answer came back (an upstream closing an
+ * idle keep-alive connection just as the request went out on it) is sent again once, on a new
+ * connection of its own; once a byte came back the request is never sent again.
  */
-export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+  const first = await attempt(call, call.agent);
+  if (!('closed' in first)) return first;
+  const second = await attempt(call, false);
+  if ('closed' in second) throw second.closed;
+  return second;
+}
+
+/** One request on `agent` (`false`: a connection of its own, closed after it). */
+function attempt(call: UpstreamCall, agent: UpstreamAgent | false): Promise<UpstreamResponse | Closed> {
   const url = new URL(call.url);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   let failure: UpstreamError | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const headers: OutgoingHttpHeaders = call.body === undefined ? call.headers : { ...call.headers, 'content-length': call.body.byteLength };
-  const req = send(url, { method: call.method, headers, agent: call.agent });
+  const req = send(url, { method: call.method, headers, agent });
+  // What the connection had read before this request: more by the time it fails means the answer began.
+  let readBefore: number | undefined;
+  req.once('socket', (socket) => { readBefore = socket.bytesRead; });
   const abort = (error: UpstreamError) => {
     failure ??= error;
     req.destroy(error);
@@ -143,10 +166,13 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
     const detail = typeof code === 'string' ? code : (error as Error).message;
     return new UpstreamError(url, 'unreachable', `${what} (${detail})`, { cause: error });
   };
-  return new Promise<UpstreamResponse>((resolve, reject) => {
+  return new Promise<UpstreamResponse | Closed>((resolve, reject) => {
     const onEarlyError = (error: unknown) => {
       done();
-      reject(failed(error));
+      const code = (error as { code?: unknown }).code;
+      const unanswered = readBefore !== undefined && req.socket !== null && req.socket.bytesRead === readBefore;
+      if (failure === undefined && typeof code === 'string' && CLOSED.has(code) && unanswered) resolve({ closed: failed(error) });
+      else reject(failed(error));
     };
     req.on('error', onEarlyError);
     req.once('response', (response: IncomingMessage) => {
