@@ -4,7 +4,8 @@ import { startServer, type RunningServer, type ServerOptions } from '../../src/s
 import { json, startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
 
 /**
- * The proxy's connections to its upstream: a connection reset before any byte of the answer is
+ * The proxy's connections to its upstream: idle ones are closed before an upstream with Node's
+ * default keep-alive (5 s) would close them, and never while an answer is awaited; a connection reset before any byte of the answer is
  * retried once on a fresh connection, never once a byte came back; which upstream a 502 / 504
  * names (its origin, nothing of its path or key), and that the error is a CtxfoldError.
  */
@@ -130,6 +131,67 @@ describe('a connection reset once the answer started', () => {
       expect(r.status).toBe(200);
       await expect(r.text()).rejects.toThrow();
       expect(upstream.requests.length - before).toBe(1);
+    });
+  });
+});
+
+/** Resolves true once `done()` holds, false when it still does not after `ms` (checked every 10 ms). */
+async function within(ms: number, done: () => boolean): Promise<boolean> {
+  const until = performance.now() + ms;
+  while (!done()) {
+    if (performance.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+describe('idle connections to the upstream', () => {
+  test('an idle pooled connection is closed by the proxy after upstreamKeepAliveMs, well before the upstream\'s own 5 s', async () => {
+    await withProxy({ upstream: upstream.baseURL, upstreamKeepAliveMs: 100 }, async (proxy) => {
+      let closed = false;
+      let port = 0;
+      upstream.handle((_q, res, req) => {
+        port = req.socket.remotePort!;
+        req.socket.once('close', () => { closed = true; });
+        json(res, 200, answer);
+      });
+      expect((await post(proxy)).status).toBe(200);
+      // The stand-in (Node's default keepAliveTimeout, 5 s) would close it only after 5 s.
+      expect(await within(2_500, () => closed)).toBe(true);
+      // The next request goes out on a new connection, and is answered.
+      upstream.handle((_q, res, req) => {
+        expect(req.socket.remotePort).not.toBe(port);
+        json(res, 200, answer);
+      });
+      expect((await post(proxy)).status).toBe(200);
+    });
+  });
+
+  test('a connection in use is never closed for being idle: an answer slower than the limit, and a stream with pauses longer than it, come whole', async () => {
+    await withProxy({ upstream: upstream.baseURL, upstreamKeepAliveMs: 50 }, async (proxy) => {
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      upstream.handle(async (_q, res) => {
+        await pause(250);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"o"}}]}\n\n');
+        await pause(250);
+        res.end('data: [DONE]\n\n');
+      });
+      const r = await post(proxy, JSON.stringify({ model: 'test-model', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+      expect(r.status).toBe(200);
+      expect(await r.text()).toContain('data: [DONE]');
+    });
+  });
+
+  test('upstreamKeepAliveMs 0 opens a new connection for every request', async () => {
+    await withProxy({ upstream: upstream.baseURL, upstreamKeepAliveMs: 0 }, async (proxy) => {
+      const ports: number[] = [];
+      upstream.handle((_q, res, req) => {
+        ports.push(req.socket.remotePort!);
+        json(res, 200, answer);
+      });
+      for (let i = 0; i < 3; i++) expect((await post(proxy)).status).toBe(200);
+      expect(new Set(ports).size).toBe(3);
     });
   });
 });

@@ -17,7 +17,8 @@ import { forwardAnsweringRecall, proxyRecallDialect, type RecallExchange, type R
 import { forwardStreamAnsweringRecall } from './stream-recall-exchange.js';
 import type { FoldRoute } from './routes.js';
 import { tenantOf } from './tenant.js';
-import type { UpstreamAgent, UpstreamKey } from './upstream.js';
+import type { UpstreamAgent } from './upstream-agent.js';
+import type { UpstreamKey } from './upstream.js';
 import { usageWatch, type UsageWatch } from './usage-watch.js';
 
 /** Bodies kept per tenant and route for requests that name no chat (their next body is read against the one it shares the most with). */

@@ -1,6 +1,7 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { UpstreamError } from '../errors.js';
+import type { UpstreamAgent } from './upstream-agent.js';
 
 /**
  * Request headers that belong to one connection (RFC 9110 §7.6.1), or that the proxy sets itself:
@@ -76,14 +77,6 @@ export function relayedHeaders(upstream: IncomingHttpHeaders): Record<string, st
 
 /** The upstream's failures are `UpstreamError`s, of the `CtxfoldError` hierarchy. */
 export { UpstreamError, type UpstreamFailure } from '../errors.js';
-
-/** The connection pool of one proxy towards its upstream (keep-alive); `destroy()` it on shutdown. */
-export type UpstreamAgent = HttpAgent;
-
-/** A keep-alive connection pool for `upstream` (HTTP or HTTPS, by its scheme), with no limit on sockets. */
-export function createUpstreamAgent(upstream: URL): UpstreamAgent {
-  return upstream.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
-}
 
 /** One call upstream. */
 export interface UpstreamCall {
