@@ -8,10 +8,11 @@
  * it (`--store memory --summarizer none`), and the clients here. Each run is `clients` clients at
  * once, each sending `perClient` small requests one after the other on its own keep-alive
  * connection (1,000 requests by default: 50 x 20), streamed (`"stream": true`, answered as an event
- * stream in pieces) or not. Between two runs the clients pause for about the upstream's
- * keep-alive (5 s, a little under and over it in turn): the proxy's idle connections to the
- * upstream are then the oldest they can be when the next burst reuses them, which is when an
- * upstream closing them races a request sent on them.
+ * stream in pieces) or not. Between two runs the clients pause for just under the upstream's
+ * keep-alive (4.98, 4.95, 4.9 s in turn): the next burst takes every pooled connection at once,
+ * some of them idle for about 5 s, while the proxy is busy, which is when a request sent on one
+ * races the upstream closing it (before the fix, two of five runs of this script lost 16 and 6
+ * requests to a 502; the race is timing-bound, so a run can also pass).
  *
  * Run: `npm run build && node dist/bench/proxy-keep-alive.js [runs] [clients] [perClient]`
  * (default 3 50 20; streamed and not: about 40 s). Prints one line per run and exits 1 when any
@@ -44,6 +45,8 @@ const ANSWER = JSON.stringify({
 const chunk = (content: string, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-ka', object: 'chat.completion.chunk', created: 0, model: 'ka-model', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
 const STREAM = [chunk('o', null), chunk('k', 'stop'), 'data: [DONE]\n\n'];
 const CLIENT_TIMEOUT_MS = 30_000;
+/** The pauses between runs, in turn. */
+const PAUSES_MS = [4_980, 4_950, 4_900];
 
 /** `--stand-in`: the upstream, Node's `http` server with its default keep-alive; prints its URL, stops on SIGTERM. */
 async function runStandIn(): Promise<void> {
@@ -139,6 +142,8 @@ function send(agent: Agent, url: URL, body: string): Promise<Outcome> {
   });
 }
 
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** One run: `clients` clients at once, each `perClient` requests in a row on its own connection. */
 async function run(proxyUrl: string, streamed: boolean, clients: number, perClient: number, round: number): Promise<KeepAliveRun> {
   const url = new URL(`${proxyUrl}/v1/chat/completions`);
@@ -165,8 +170,6 @@ async function run(proxyUrl: string, streamed: boolean, clients: number, perClie
   return { streamed, requests: clients * perClient, ok, non2xx, errors, timeouts, seconds: (performance.now() - started) / 1000 };
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * `runs` runs non-streamed then `runs` streamed, against a stand-in with Node's default keep-alive
  * and a `ctxfold serve` started here from dist/ (`proxyArgs` added to its flags); stops both.
@@ -183,8 +186,9 @@ export async function measureKeepAlive(runs = 3, clients = 50, perClient = 20, p
     let round = 0;
     for (const streamed of [false, true]) {
       for (let r = 0; r < runs; r++) {
-        // About the upstream's 5 s keep-alive, alternately a little under and over it.
-        if (round > 0) await pause(round % 2 === 0 ? 4_950 : 5_050);
+        // Just under the upstream's 5 s keep-alive: the connections the last burst freed first
+        // have then been idle for about 5 s when the next burst takes them again.
+        if (round > 0) await pause(PAUSES_MS[(round - 1) % PAUSES_MS.length]!);
         out.push(await run(proxy.url, streamed, clients, perClient, round++));
       }
     }
