@@ -80,3 +80,24 @@ export class SummarizerError extends CtxfoldError {
     this.status = options?.status;
   }
 }
+
+/** Why a call to the upstream API failed before its answer was complete. */
+export type UpstreamFailure = 'timeout' | 'client-gone' | 'unreachable';
+
+/**
+ * The proxy's call to its upstream failed: timed out, the client left, or the connection failed.
+ * `upstream` is the upstream's origin (`https://api.openai.com`) and the message names it, so
+ * a 502 says which upstream it could not reach; never its path, query or a key.
+ */
+export class UpstreamError extends CtxfoldError {
+  static override readonly kind: string = 'UpstreamError';
+  /** The upstream's origin: scheme, host and port. */
+  readonly upstream: string;
+  readonly failure: UpstreamFailure;
+  constructor(upstream: URL | string, failure: UpstreamFailure, detail: string, options?: { cause?: unknown }) {
+    const origin = new URL(upstream).origin;
+    super(`upstream ${origin}: ${detail}`, options);
+    this.upstream = origin;
+    this.failure = failure;
+  }
+}

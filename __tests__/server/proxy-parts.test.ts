@@ -87,8 +87,15 @@ describe('server options', () => {
     [{ upstream: 'http://x/v1', store: 'mysql://db' }, 'options.store: must be sqlite:PATH, redis://HOST:PORT (or rediss://), or memory, got "mysql://db"'],
     [{ upstream: 'http://x/v1', tenantHeader: 'Authorization' }, 'options.tenantHeader: must not be authorization'],
     [{ upstream: 'http://x/v1', tenantHeader: 'bad header' }, 'options.tenantHeader: must be an HTTP header name'],
+    [{ upstream: 'http://x/v1', upstreamKeepAliveMs: -1 }, 'options.upstreamKeepAliveMs: must be an integer from 0 up, got -1'],
+    [{ upstream: 'http://x/v1', upstreamKeepAliveMs: 1.5 }, 'options.upstreamKeepAliveMs: must be an integer from 0 up, got 1.5'],
   ])('%j is refused: %s', (options, message) => {
     expect(() => resolveServerOptions(options as never)).toThrow(message);
+  });
+
+  test('an idle upstream connection is kept 4 s by default: under the 5 s of Node\'s http server', () => {
+    expect(resolveServerOptions({ upstream: 'http://x/v1' }).upstreamKeepAliveMs).toBe(4_000);
+    expect(resolveServerOptions({ upstream: 'http://x/v1', upstreamKeepAliveMs: 0 }).upstreamKeepAliveMs).toBe(0);
   });
 });
 

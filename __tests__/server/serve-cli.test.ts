@@ -81,11 +81,12 @@ describe('ctxfold serve', () => {
     const r = run(['serve', '--help']);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
-    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-tokens N', '--threshold N', '--keep-last N', '--keep-last-yields', '--low-water-mark X', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--log-level LEVEL', '--summarizer']) {
+    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-tokens N', '--threshold N', '--keep-last N', '--keep-last-yields', '--low-water-mark X', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--upstream-keep-alive-ms N', '--log-level LEVEL', '--summarizer']) {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain('ctxfold serve --upstream URL [options]');
     expect(r.stdout).toContain('[default: sqlite:./ctxfold.db]');
+    expect(r.stdout).toMatch(/--upstream-keep-alive-ms N[^\n]*\n?[^\n]*\[default: 4000\]/);
     expect(r.stdout).not.toContain('--pretty');
     expect(r.stdout).not.toContain('Input (FILE');
     expect(run(['help', 'serve']).stdout).toBe(r.stdout);
@@ -101,6 +102,7 @@ describe('ctxfold serve', () => {
       [['serve', '--upstream', 'http://x/v1', '--store', 'postgres://db'], 'ctxfold: --store must be sqlite:PATH, redis://HOST:PORT or memory, got "postgres://db"'],
       [['serve', '--upstream', 'http://x/v1', '--pretty'], 'ctxfold: --pretty is not an option of serve'],
       [['serve', '--upstream', 'http://x/v1', 'file.json'], 'ctxfold: serve reads no FILE, got "file.json"'],
+      [['serve', '--upstream', 'http://x/v1', '--upstream-keep-alive-ms', '-1'], 'ctxfold: --upstream-keep-alive-ms must be a non-negative integer, got "-1"'],
       [['serve', '--upstream', 'ftp://x'], 'ctxfold: --upstream must be an http:// or https:// base URL such as https://api.openai.com/v1, got "ftp://x"'],
       [['serve', '--upstream', 'http://x/v1', '--upstream-key-env', 'CTXFOLD_TEST_UNSET_KEY'], 'ctxfold: --upstream-key-env CTXFOLD_TEST_UNSET_KEY: that environment variable is not set or empty'],
       [['serve', '--upstream', 'http://x/v1', '--config', '/nonexistent/limits.json'], 'ctxfold: --config: cannot read "/nonexistent/limits.json"'],
@@ -144,6 +146,26 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
       const sent = upstream.requests.filter((q) => q.body?.model === 'yield-model').at(-1)!.body!.messages as unknown[];
       expect(sent.length).toBeLessThan(history.length);
       expect([sent[0], ...sent.slice(-2)]).toEqual([history[0], ...history.slice(-2)]);
+    } finally {
+      serving.child.kill('SIGTERM');
+      await serving.exited;
+    }
+  });
+
+  test('--upstream-keep-alive-ms reaches the proxy: with 0, every request goes upstream on a new connection', async () => {
+    const ports: number[] = [];
+    upstream.handle((_q, res, req) => {
+      ports.push(req.socket.remotePort!);
+      json(res, 200, { id: 'c', object: 'chat.completion', model: 'fresh-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] });
+    });
+    const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--upstream-keep-alive-ms', '0'], {});
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await fetch(`${serving.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-cli' }, body: JSON.stringify({ model: 'fresh-model', messages: [{ role: 'user', content: 'hi' }] }) });
+        expect(r.status).toBe(200);
+        await r.json();
+      }
+      expect(new Set(ports).size).toBe(3);
     } finally {
       serving.child.kill('SIGTERM');
       await serving.exited;

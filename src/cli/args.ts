@@ -49,6 +49,7 @@ export interface CliOptions {
   maxBodyBytes?: number;
   bodyMemoryBytes?: number;
   upstreamTimeoutMs?: number;
+  upstreamKeepAliveMs?: number;
   logLevel?: string;
 }
 
@@ -330,6 +331,11 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
     long: 'upstream-timeout-ms', value: { name: 'N' }, commands: ['serve'], fallback: '600000',
     summary: 'longest the upstream may stay silent (before answering, or between two chunks of a stream); then 504, or the stream is cut',
     apply: (o, raw) => { o.upstreamTimeoutMs = integer('upstream-timeout-ms', raw, 1); },
+  },
+  {
+    long: 'upstream-keep-alive-ms', value: { name: 'N' }, commands: ['serve'], fallback: '4000',
+    summary: 'how long an idle connection to the upstream is kept for the next request; keep it under the upstream\'s own idle limit (Node\'s http server: 5000); 0: a new connection per request',
+    apply: (o, raw) => { o.upstreamKeepAliveMs = integer('upstream-keep-alive-ms', raw, 0); },
   },
   {
     long: 'log-level', value: { name: 'LEVEL' }, commands: ['serve'], fallback: 'info',

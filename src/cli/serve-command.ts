@@ -64,6 +64,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       maxBodyBytes: options.maxBodyBytes,
       bodyMemoryBytes: options.bodyMemoryBytes,
       upstreamTimeoutMs: options.upstreamTimeoutMs,
+      upstreamKeepAliveMs: options.upstreamKeepAliveMs,
       logLevel: options.logLevel as never,
     });
   } catch (error) {

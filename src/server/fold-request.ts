@@ -16,8 +16,10 @@ import { BodyAbortedError, BodyTooLargeError, readBody } from './read-body.js';
 import { forwardAnsweringRecall, proxyRecallDialect, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
 import { forwardStreamAnsweringRecall } from './stream-recall-exchange.js';
 import type { FoldRoute } from './routes.js';
+import { bodyPath, routeHistory } from './route-history.js';
 import { tenantOf } from './tenant.js';
-import type { UpstreamAgent, UpstreamKey } from './upstream.js';
+import type { UpstreamAgent } from './upstream-agent.js';
+import type { UpstreamKey } from './upstream.js';
 import { usageWatch, type UsageWatch } from './usage-watch.js';
 
 /** Bodies kept per tenant and route for requests that name no chat (their next body is read against the one it shares the most with). */
@@ -55,7 +57,8 @@ function unchanged(view: readonly unknown[], history: readonly unknown[]): boole
  * relays the answer as it arrives, and once the whole answer has reached the client and did not
  * say the model failed, tells the compressor (`afterResponse`: calibration and the background
  * summary). A body without a history to fold (a Responses call continuing `previous_response_id`)
- * is forwarded as it came. A history ctxfold cannot read is a 400 naming the field; any other
+ * is forwarded as it came. A history of a type the route does not take (`messages` not a list),
+ * or that ctxfold cannot read, is a 400 naming the field, and nothing goes upstream; any other
  * failure of the compressor forwards the request untouched (logged), so no request is lost to it.
  */
 export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -98,7 +101,20 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
   }
 
   const base = { upstream: options.upstream, agent: ctx.agent, path: url.pathname, search: url.search, method: 'POST', key: keyFor(options, route.errors), timeoutMs: options.upstreamTimeoutMs, errors: route.errors, clientGone };
-  const history = route.endpoint.history(body);
+  /** A history ctxfold cannot read: 400, the body field named when the error names one. */
+  const refuse = (error: InputError) => {
+    const param = bodyPath(route, error.path);
+    const message = param === undefined ? error.message : `${param}: ${error.rule}`;
+    sendError(res, route.errors, { status: 400, message: `ctxfold could not read this request: ${message}`, code: 'ctxfold_invalid_input', ...(param === undefined ? {} : { param }) });
+    return done(400, { tenant, problem: message });
+  };
+  let history: readonly unknown[] | undefined;
+  try {
+    history = routeHistory(route, body);
+  } catch (error) {
+    if (InputError.isInstance(error)) return refuse(error);
+    throw error;
+  }
   if (history === undefined) {
     metrics.proxyOverhead(route.name, (performance.now() - started) / 1000);
     const result = await forward(req, res, { ...base, body: raw });
@@ -131,10 +147,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     };
     metrics.tokens(route.name, report.tokensBefore, report.tokensAfter);
   } catch (error) {
-    if (InputError.isInstance(error)) {
-      sendError(res, route.errors, { status: 400, message: `ctxfold could not read this request: ${error.message}`, code: 'ctxfold_invalid_input' });
-      return done(400, { tenant, problem: error.message });
-    }
+    if (InputError.isInstance(error)) return refuse(error);
     // Nothing is lost to a failure of ctxfold itself: the request goes out as it came.
     logger.error({ route: route.name, tenant, err: { name: (error as Error)?.name, message: (error as Error)?.message } }, 'compress failed: forwarding the request untouched');
   }

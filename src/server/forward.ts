@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { sendError, type ErrorShape } from './json-errors.js';
 import { relay } from './relay.js';
-import { callUpstream, forwardHeaders, upstreamUrl, UpstreamError, type UpstreamAgent, type UpstreamKey } from './upstream.js';
+import type { UpstreamAgent } from './upstream-agent.js';
+import { callUpstream, forwardHeaders, upstreamUrl, UpstreamError, type UpstreamKey } from './upstream.js';
 
 /** Status recorded for a request whose client left before it was answered (nginx's convention). */
 export const CLIENT_CLOSED = 499;

@@ -10,6 +10,8 @@ export interface ProxyError {
   readonly message: string;
   /** `ctxfold_*` codes: not_found, method_not_allowed, body_too_large, invalid_json, invalid_input, upstream_timeout, upstream_unreachable, shutting_down. */
   readonly code: string;
+  /** The body field at fault, where there is one (`messages`, `input[3]`): OpenAI's `param`. */
+  readonly param?: string;
 }
 
 /** OpenAI's `error.type` for a status: the API answers every client error, 401 and 404 included, as `invalid_request_error`. */
@@ -31,12 +33,12 @@ function anthropicType(status: number): string {
 
 /**
  * The error body in the shape the client's SDK parses: OpenAI
- * `{"error":{"message","type","param":null,"code"}}`, Anthropic
+ * `{"error":{"message","type","param","code"}}` (`param` null unless a field is named), Anthropic
  * `{"type":"error","error":{"type","message"}}`. Pure.
  */
 export function errorBody(shape: ErrorShape, error: ProxyError): string {
   if (shape === 'anthropic') return JSON.stringify({ type: 'error', error: { type: anthropicType(error.status), message: error.message } });
-  return JSON.stringify({ error: { message: error.message, type: openaiType(error.status), param: null, code: error.code } });
+  return JSON.stringify({ error: { message: error.message, type: openaiType(error.status), param: error.param ?? null, code: error.code } });
 }
 
 /**

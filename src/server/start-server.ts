@@ -14,7 +14,7 @@ import { resolveServerOptions, type ServerOptions } from './options.js';
 import { ROUTES, routeFor, type Route } from './routes.js';
 import { createBodyReuse } from './body-reuse.js';
 import { InFlight } from './in-flight.js';
-import { createUpstreamAgent } from './upstream.js';
+import { createUpstreamAgent } from './upstream-agent.js';
 
 /** A running proxy. */
 export interface RunningServer {
@@ -88,7 +88,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     await store.close();
     throw error;
   }
-  const agent = createUpstreamAgent(options.upstream);
+  const agent = createUpstreamAgent(options.upstream, options.upstreamKeepAliveMs);
   const ctx: ProxyContext = { options, pool, metrics, logger, agent, bodies };
   let closing = false;
 

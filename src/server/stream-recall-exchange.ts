@@ -178,7 +178,7 @@ export async function forwardStreamAnsweringRecall(req: IncomingMessage, res: Se
     } catch (error) {
       // The stream broke off: an upstream failure, whatever was thrown (never a ctxfold one, whose answer would be sent).
       if (error instanceof UpstreamError) throw error;
-      throw new UpstreamError('unreachable', `the upstream's stream broke off: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new UpstreamError(call.upstream, 'unreachable', `its stream broke off: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     reader.end();
     take();

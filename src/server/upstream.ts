@@ -1,5 +1,7 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { UpstreamError } from '../errors.js';
+import type { UpstreamAgent } from './upstream-agent.js';
 
 /**
  * Request headers that belong to one connection (RFC 9110 §7.6.1), or that the proxy sets itself:
@@ -73,24 +75,8 @@ export function relayedHeaders(upstream: IncomingHttpHeaders): Record<string, st
   return out;
 }
 
-/** Why a call to the upstream failed before it answered. */
-export type UpstreamFailure = 'timeout' | 'client-gone' | 'unreachable';
-
-/** The upstream did not answer: timed out, the client left, or the connection failed. */
-export class UpstreamError extends Error {
-  constructor(readonly failure: UpstreamFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamError';
-  }
-}
-
-/** The connection pool of one proxy towards its upstream (keep-alive); `destroy()` it on shutdown. */
-export type UpstreamAgent = HttpAgent;
-
-/** A keep-alive connection pool for `upstream` (HTTP or HTTPS, by its scheme), with no limit on sockets. */
-export function createUpstreamAgent(upstream: URL): UpstreamAgent {
-  return upstream.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
-}
+/** The upstream's failures are `UpstreamError`s, of the `CtxfoldError` hierarchy. */
+export { UpstreamError, type UpstreamFailure } from '../errors.js';
 
 /** One call upstream. */
 export interface UpstreamCall {
@@ -117,42 +103,69 @@ export interface UpstreamResponse {
   cancel(): void;
 }
 
+/** Errors of a connection the upstream closed or reset (`socket hang up` is an ECONNRESET too). */
+const CLOSED = new Set(['ECONNRESET', 'EPIPE']);
+
+/** An attempt whose connection was closed before any byte of the answer came back: it may be sent again. */
+interface Closed {
+  readonly closed: UpstreamError;
+}
+
 /**
  * Calls the upstream with Node's own `http`/`https` client on a keep-alive pool. The call is
  * aborted when the client disconnects or when the upstream is silent for `timeoutMs` (before its
  * headers, or between two body chunks), so a hung upstream never holds a request, and a client
  * that left never keeps the upstream working. The body's bytes are relayed as they came.
+ * A connection closed or reset before any byte of the answer came back (an upstream closing an
+ * idle keep-alive connection just as the request went out on it) is sent again once, on a new
+ * connection of its own; once a byte came back the request is never sent again.
  */
-export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+  const first = await attempt(call, call.agent);
+  if (!('closed' in first)) return first;
+  const second = await attempt(call, false);
+  if ('closed' in second) throw second.closed;
+  return second;
+}
+
+/** One request on `agent` (`false`: a connection of its own, closed after it). */
+function attempt(call: UpstreamCall, agent: UpstreamAgent | false): Promise<UpstreamResponse | Closed> {
   const url = new URL(call.url);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   let failure: UpstreamError | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const headers: OutgoingHttpHeaders = call.body === undefined ? call.headers : { ...call.headers, 'content-length': call.body.byteLength };
-  const req = send(url, { method: call.method, headers, agent: call.agent });
+  const req = send(url, { method: call.method, headers, agent });
+  // What the connection had read before this request: more by the time it fails means the answer began.
+  let readBefore: number | undefined;
+  req.once('socket', (socket) => { readBefore = socket.bytesRead; });
   const abort = (error: UpstreamError) => {
     failure ??= error;
     req.destroy(error);
   };
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => abort(new UpstreamError('timeout', `the upstream did not answer within ${call.timeoutMs} ms`)), call.timeoutMs);
+    timer = setTimeout(() => abort(new UpstreamError(url, 'timeout', `did not answer within ${call.timeoutMs} ms`)), call.timeoutMs);
   };
-  const onClientGone = () => abort(new UpstreamError('client-gone', 'the client disconnected'));
+  const onClientGone = () => abort(new UpstreamError(url, 'client-gone', 'the client disconnected'));
   const done = () => {
     clearTimeout(timer);
     call.clientGone.removeEventListener('abort', onClientGone);
   };
-  const failed = (error: unknown): UpstreamError => {
+  /** `what` went wrong, with the error's code (or message) after it. */
+  const failed = (error: unknown, what = 'could not be reached'): UpstreamError => {
     if (failure !== undefined) return failure;
     const code = (error as { code?: unknown }).code;
     const detail = typeof code === 'string' ? code : (error as Error).message;
-    return new UpstreamError('unreachable', `the upstream could not be reached (${detail})`, { cause: error });
+    return new UpstreamError(url, 'unreachable', `${what} (${detail})`, { cause: error });
   };
-  return new Promise<UpstreamResponse>((resolve, reject) => {
+  return new Promise<UpstreamResponse | Closed>((resolve, reject) => {
     const onEarlyError = (error: unknown) => {
       done();
-      reject(failed(error));
+      const code = (error as { code?: unknown }).code;
+      const unanswered = readBefore !== undefined && req.socket !== null && req.socket.bytesRead === readBefore;
+      if (failure === undefined && typeof code === 'string' && CLOSED.has(code) && unanswered) resolve({ closed: failed(error) });
+      else reject(failed(error));
     };
     req.on('error', onEarlyError);
     req.once('response', (response: IncomingMessage) => {
@@ -165,7 +178,7 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
         headers: response.headers,
         cancel() {
           done();
-          if (!req.destroyed) abort(new UpstreamError('client-gone', 'relay stopped'));
+          if (!req.destroyed) abort(new UpstreamError(url, 'client-gone', 'relay stopped'));
           response.destroy();
         },
         async *chunks() {
@@ -178,13 +191,13 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
               try {
                 step = await it.next();
               } catch (error) {
-                throw failed(error);
+                throw failed(error, 'broke off its answer');
               } finally {
                 clearTimeout(timer);
               }
               if (step.done) {
                 if (failure !== undefined) throw failure;
-                if (!response.complete) throw failed(new Error('the upstream closed the connection before its response was complete'));
+                if (!response.complete) throw failed(new Error('the connection closed before it was complete'), 'broke off its answer');
                 return;
               }
               yield step.value;
