@@ -97,6 +97,11 @@ export interface SummaryJobContext {
   readonly onStart?: (e: SummaryStartEvent) => void;
   readonly onDone?: (e: SummaryDoneEvent) => void;
   readonly onStale?: (e: SummaryStaleEvent) => void;
+  /**
+   * Called right after the last abort check, in the same synchronous step as the commit call: from
+   * here the job writes its result (the scheduler's `JobControl.committing`).
+   */
+  readonly onCommitting?: () => void;
   /** Called (and awaited) right after a successful commit, before `onDone`, with the messages the summary newly covers, in order. */
   readonly onCovered?: (chatId: string, covered: readonly CoveredMessage[]) => void | Promise<void>;
   /** Clock for timestamps (ISO strings). */
@@ -185,6 +190,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   };
   // A job released at its time limit must not commit what it finishes later.
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  ctx.onCommitting?.();
   if (!(await ctx.store.commit(next, baseVersion))) {
     ctx.onStale?.({ chatId, expectedVersion: baseVersion });
     return;
