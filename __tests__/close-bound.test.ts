@@ -187,9 +187,21 @@ describe('close() is bounded whatever the summarizer does', () => {
     expect(events.abandoned).toEqual([]);
   });
 
-  test('a grace that is not a whole number of milliseconds is refused, naming it', async () => {
+  test('a grace that is negative or not a number is refused, naming it; a longer one than a timer keeps is that long', async () => {
     const c = createCompressor({ maxContextTokens: 6000, counter });
-    for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) await expect(c.close(bad)).rejects.toThrow(/^graceMs: must be a whole number of milliseconds/);
-    await c.close();
+    for (const bad of [-1, Number.NaN, '5' as unknown as number]) await expect(c.close(bad)).rejects.toThrow(/^graceMs: must be a number of milliseconds >= 0/);
+    // Infinity waits (a timer would fire at once on it): with nothing running, close settles at once.
+    await c.close(Number.POSITIVE_INFINITY);
+    const held = heldSummarizer();
+    const { c: busy, events } = await compressorWithJob(held.summarizer);
+    await held.called;
+    let settled = false;
+    const closing = busy.close(Number.POSITIVE_INFINITY).then(() => { settled = true; });
+    await settle();
+    expect(settled).toBe(false);
+    expect(events.abandoned).toEqual([]);
+    held.release('the summary');
+    await closing;
+    expect(events.done).toBe(1);
   });
 });

@@ -201,8 +201,8 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
    * A job that was already writing its summary then is waited for at most `CLOSE_COMMIT_WAIT_MS`
    * (1 s) more (a `warning` with code `close-commit-unsettled` if it is still writing). So,
    * whatever the summarizer does, close settles within `graceMs + CLOSE_COMMIT_WAIT_MS` plus the
-   * store's own `close()`. Rejects with an `InputError` for a `graceMs` that is not a whole number
-   * of milliseconds from 0 to 2147483647. See docs/shutdown.md.
+   * store's own `close()`. Rejects with an `InputError` for a `graceMs` that is not a number >= 0;
+   * one over 2147483647 ms (about 24.8 days, Infinity too) is that long. See docs/shutdown.md.
    */
   close(graceMs?: number): Promise<void>;
   /** Counts since creation: store failures seen by requests, and summary jobs by outcome. */

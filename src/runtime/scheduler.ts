@@ -28,7 +28,7 @@ export const DEFAULT_CLOSE_GRACE_MS = 5_000;
  */
 export const CLOSE_COMMIT_WAIT_MS = 1_000;
 
-/** Most a grace may be: longer delays are not kept by `setTimeout`. */
+/** Longest grace kept (about 24.8 days): `setTimeout` fires at once on a longer delay, so a longer grace (or Infinity) is this one. */
 const MAX_GRACE_MS = 2 ** 31 - 1;
 
 /** Scheduler settings. */
@@ -196,12 +196,14 @@ export class ChatScheduler<P> {
    * (`onAbandoned`), and never committed, even if its work ignores the signal; queued jobs and
    * follow-ups never start. A job already writing its result is waited for at most
    * `CLOSE_COMMIT_WAIT_MS` more. So close settles within `graceMs + CLOSE_COMMIT_WAIT_MS`,
-   * whatever the jobs do.
+   * whatever the jobs do. A grace that is not a number of milliseconds >= 0 is refused (an
+   * `InputError`, before anything stops); one past `MAX_GRACE_MS` (Infinity) is that long.
    */
   async close(graceMs: number = DEFAULT_CLOSE_GRACE_MS): Promise<void> {
-    if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
-      throw new InputError('graceMs', `must be a whole number of milliseconds from 0 to ${MAX_GRACE_MS}, got ${graceMs}`);
+    if (typeof graceMs !== 'number' || Number.isNaN(graceMs) || graceMs < 0) {
+      throw new InputError('graceMs', `must be a number of milliseconds >= 0, got ${String(graceMs)}`);
     }
+    graceMs = Math.min(graceMs, MAX_GRACE_MS);
     this.closed = true;
     if (await settlesWithin(this.drain(), graceMs)) return;
     this.abandoning = true;
