@@ -74,7 +74,7 @@ describe('ctxfold on input it must refuse clearly', () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     const r = ctxfold(['compress'], `[{"role": "user", "content": "hi", "extra": ${deep}}]`);
     expect(r.status).toBe(2);
-    expect(r.lines).toEqual(['ctxfold: input line 1: messages[0]: is nested more than 256 levels deep; ctxfold does not read values this deep']);
+    expect(r.lines).toEqual(['ctxfold: input line 1: messages[0].extra[0][0][0][0][0][0][0]...: is nested more than 256 levels deep; ctxfold does not read values this deep']);
   });
 
   test('a 50 MB single-message line of letters without spaces is compressed (exit 0)', () => {

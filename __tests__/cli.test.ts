@@ -1,5 +1,5 @@
-import { describeFailure, oneLine } from '../src/cli/cli-error.js';
-import { InputError } from '../src/errors.js';
+import { CliError, describeFailure, oneLine } from '../src/cli/cli-error.js';
+import { CtxfoldError, InputError } from '../src/errors.js';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -318,6 +318,11 @@ describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
     expect(debug.stack).toMatch(/^\s+at /m);
     // What the user can fix is never called internal.
     expect(describeFailure(new InputError('options.x', 'bad'), false)).toEqual({ line: 'options.x: bad', exitCode: 2 });
+    // The CLI's own errors are ctxfold errors, as every error ctxfold throws.
+    const usage = new CliError('--max-tokens must be a positive integer');
+    expect(usage).toBeInstanceOf(CtxfoldError);
+    expect({ name: usage.name, exitCode: usage.exitCode }).toEqual({ name: 'CliError', exitCode: 2 });
+    expect(describeFailure(usage, false)).toEqual({ line: '--max-tokens must be a positive integer', exitCode: 2 });
     expect(oneLine('bad \u0007\u001b[31m input')).toBe('bad \\u0007\\u001b[31m input');
   });
 });

@@ -1,4 +1,4 @@
-import { InputError } from '../errors.js';
+import { CtxfoldError, InputError } from '../errors.js';
 
 /** The exit codes of `ctxfold`, as the help text states them. */
 export const EXIT = {
@@ -11,13 +11,13 @@ export const EXIT = {
 /**
  * A failure the user can act on (bad flag, unreadable file, malformed input). Its message is one
  * line that already names where the problem is; the CLI prints it after `ctxfold: ` and exits
- * with `exitCode`, never with a stack trace.
+ * with `exitCode`, never with a stack trace. A `CtxfoldError`, as every error ctxfold throws.
  */
-export class CliError extends Error {
+export class CliError extends CtxfoldError {
+  static override readonly kind: string = 'CliError';
   readonly exitCode: number;
   constructor(message: string, exitCode: number = EXIT.usage) {
     super(message);
-    this.name = 'CliError';
     this.exitCode = exitCode;
   }
 }

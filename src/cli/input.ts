@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { CliError } from './cli-error.js';
+import { refuseDeepValues } from './deep-values.js';
 
 /** How the input was laid out; the output takes the same layout. */
 export type InputShape = 'array' | 'object' | 'jsonl';
@@ -113,8 +114,11 @@ export async function readInput(file: string | undefined): Promise<string> {
 }
 
 function recordOf(value: unknown, line: number): InputRecord {
-  if (Array.isArray(value)) return { line, messages: value, field: 'messages' };
   const where = `input line ${line}`;
+  if (Array.isArray(value)) {
+    refuseDeepValues(value, where);
+    return { line, messages: value, field: 'messages' };
+  }
   if (value === null || typeof value !== 'object') {
     const got = value === null ? 'null' : typeof value;
     throw new CliError(`${where}: expected an array of messages or a request body with "messages", "contents" or "input", got ${got}`);
@@ -127,6 +131,7 @@ function recordOf(value: unknown, line: number): InputRecord {
   if (field === 'input' && typeof envelope.input === 'string') {
     throw new CliError(`${where}: "input" is a string (one user message); give the list of input items to compress or validate`);
   }
+  refuseDeepValues(envelope, where);
   return { line, messages: envelope[field], field, envelope };
 }
 

@@ -117,6 +117,12 @@ export interface CompressorEvents {
   'summary:done': SummaryDoneEvent;
   'summary:failed': { readonly chatId: string; readonly error: unknown };
   'summary:stale': SummaryStaleEvent;
+  /**
+   * `close()` gave up a job: `running`, still running when the grace ran out, so it was aborted and
+   * nothing of it is ever committed; `waiting`, queued or a chat's follow-up, never started. The
+   * chat keeps the summary it had (its history is intact); the next process summarizes it again.
+   */
+  'summary:abandoned': { readonly chatId: string; readonly stage: 'running' | 'waiting' };
   /** A job was not run: another process holds the chat's lease (stores with leases, e.g. `RedisStore`). */
   'summary:skipped': SummarySkippedEvent;
   /** A response carried the provider's input token count: ctxfold's estimate against it. */
@@ -186,7 +192,18 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
   /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
   drain(): Promise<void>;
-  /** Stops scheduling, waits for running jobs (aborting them after `graceMs` when given), closes the store. */
+  /**
+   * Stops scheduling and lets running summary jobs finish for `graceMs` (default 5 s,
+   * `DEFAULT_CLOSE_GRACE_MS`; 0 gives up running jobs at once), then closes the store. A job
+   * still running when the grace ends is abandoned: aborted through its signal, reported with
+   * `summary:abandoned`, and never committed, even if its summarizer ignores the signal and
+   * answers later; queued jobs and follow-ups never start (`summary:abandoned`, stage `waiting`).
+   * A job that was already writing its summary then is waited for at most `CLOSE_COMMIT_WAIT_MS`
+   * (1 s) more (a `warning` with code `close-commit-unsettled` if it is still writing). So,
+   * whatever the summarizer does, close settles within `graceMs + CLOSE_COMMIT_WAIT_MS` plus the
+   * store's own `close()`. Rejects with an `InputError` for a `graceMs` that is not a number >= 0;
+   * one over 2147483647 ms (about 24.8 days, Infinity too) is that long. See docs/shutdown.md.
+   */
   close(graceMs?: number): Promise<void>;
   /** Counts since creation: store failures seen by requests, and summary jobs by outcome. */
   stats(): CompressorStats;

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { InputError, StoreError } from '../errors.js';
 import { MemoryStore } from '../store/memory-store.js';
-import type { ChatState } from '../store/state.js';
+import type { ChatState, StateStore } from '../store/state.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { defaultChatId, explicitChatId } from './chat-id.js';
@@ -16,10 +16,10 @@ import { checkCompressorOptions, planOptionsOf, type ResolvedCompressOptions } f
 import { profileFor } from '../formats/profiles.js';
 import { describe } from '../formats/describe.js';
 import type { Profile } from '../core/validate/validate.js';
-import { ChatScheduler, type ChatJob, type TriggerOutcome } from './scheduler.js';
+import { ChatScheduler, type ChatJob, type JobControl, type TriggerOutcome } from './scheduler.js';
 import { JobCounts } from './job-counts.js';
 import { hasLeases } from '../store/lease.js';
-import { leasedJob, type StoreJob } from './lease-job.js';
+import { leasedJob, type SummarySkippedEvent } from './lease-job.js';
 import { runSummaryJob, type CoveredMessage } from './summary-job.js';
 import { keepNewestLines } from '../core/summary-fit.js';
 import { hasOriginals } from '../recall/originals.js';
@@ -96,23 +96,25 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   // Job counts for stats().jobs (counts only).
   const jobCounts = new JobCounts();
 
-  const fold: StoreJob<unknown[]> = (jobStore, chatId, messages, signal) => runSummaryJob({
+  const fold = (jobStore: StateStore, chatId: string, messages: unknown[], signal: AbortSignal, control: JobControl) => runSummaryJob({
     store: jobStore,
     summarizer: summarizer!,
     planning,
     onStart: (e) => emit('summary:start', e),
     onDone: (e) => emit('summary:done', e),
     onStale: (e) => emit('summary:stale', e),
+    onCommitting: () => control.committing(),
     onCovered: recall ? async (chatId, covered) => { await saveOriginals(chatId, covered); } : undefined,
   }, chatId, messages, signal);
   // A store that grants leases (RedisStore): each job runs only under its chat's lease, so
   // processes sharing the store never fold one chat at once; a chat leased elsewhere is skipped.
+  const onSkipped = (e: SummarySkippedEvent) => emit('summary:skipped', e);
   const job: ChatJob<unknown[]> = hasLeases(store)
-    ? leasedJob(store, fold, { onSkipped: (e) => emit('summary:skipped', e) })
-    : (chatId, messages, signal) => fold(store, chatId, messages, signal);
+    ? (chatId, messages, signal, control) => leasedJob(store, (s: StateStore, id: string, m: unknown[], sig: AbortSignal) => fold(s, id, m, sig, control), { onSkipped })(chatId, messages, signal, control)
+    : (chatId, messages, signal, control) => fold(store, chatId, messages, signal, control);
 
   const scheduler = new ChatScheduler<unknown[]>(
-    (chatId, messages, signal) => (jobCounts.started(chatId), job(chatId, messages, signal).finally(() => jobCounts.finished())),
+    (chatId, messages, signal, control) => (jobCounts.started(chatId), job(chatId, messages, signal, control).finally(() => jobCounts.finished())),
     { concurrency: o.concurrency, jobTimeoutMs: o.jobTimeoutMs },
     {
       onError: (chatId, error) => {
@@ -120,6 +122,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
         emit('summary:failed', { chatId, error });
       },
       onBackoff: (chatId, failures) => emit('summary:skipped', { chatId, reason: 'failing', failures }),
+      onAbandoned: (chatId, stage) => emit('summary:abandoned', { chatId, stage }),
+      onUnsettled: (chatId) => emit('warning', { code: 'close-commit-unsettled', chatId, message: 'close() stopped waiting while this chat\'s summary was being written: whether it landed is up to the store' }),
       countsAsFailing: (error) => !(error instanceof StoreError),
     },
   );

@@ -1,8 +1,35 @@
 import PQueue from 'p-queue';
-import { InputError } from '../errors.js';
+import { CtxfoldError, InputError } from '../errors.js';
 
-/** The work a scheduled job does for one chat; it must stop when `signal` aborts. */
-export type ChatJob<P> = (chatId: string, payload: P, signal: AbortSignal) => Promise<void>;
+/**
+ * The work a scheduled job does for one chat; it must stop when `signal` aborts. A job that
+ * commits calls `control.committing()` right after its last check of `signal`, in the same
+ * synchronous step as the commit call: from then on `close()` lets it finish (for at most
+ * `CLOSE_COMMIT_WAIT_MS`) instead of abandoning it.
+ */
+export type ChatJob<P> = (chatId: string, payload: P, signal: AbortSignal, control: JobControl) => Promise<void>;
+
+/** What a running job tells its scheduler. */
+export interface JobControl {
+  /** The job passed its last abort check and is writing its result: it is no longer abandoned at close. */
+  committing(): void;
+}
+
+/**
+ * How long `close()` lets running jobs finish when no grace is given: long enough for a summary
+ * call already answered to be written, short enough that a stop under a process manager's
+ * usual time limit (ten seconds before the kill) never waits on a summarizer.
+ */
+export const DEFAULT_CLOSE_GRACE_MS = 5_000;
+
+/**
+ * After the grace, how long `close()` still waits for jobs that were writing their result when it
+ * ran out (a store round trip); jobs still writing then are left to the store.
+ */
+export const CLOSE_COMMIT_WAIT_MS = 1_000;
+
+/** Longest grace kept (about 24.8 days): `setTimeout` fires at once on a longer delay, so a longer grace (or Infinity) is this one. */
+const MAX_GRACE_MS = 2 ** 31 - 1;
 
 /** Scheduler settings. */
 export interface SchedulerOptions {
@@ -37,6 +64,13 @@ const MAX_FAILING_CHATS = 10_000;
 export interface SchedulerHooks {
   /** A job failed, timed out or was aborted; the chat's state is whatever it was before. */
   readonly onError?: (chatId: string, error: unknown) => void;
+  /**
+   * `close()` gave up a job: `running`, aborted at the grace's end before it began to commit
+   * (nothing of it is ever committed); `waiting`, queued or a chat's follow-up, never started.
+   */
+  readonly onAbandoned?: (chatId: string, stage: 'running' | 'waiting') => void;
+  /** A job was still writing its result when `close()` stopped waiting for it: whether it lands is the store's. */
+  readonly onUnsettled?: (chatId: string) => void;
   /** A trigger was passed over: the chat's last `failures` jobs failed in a row (`triggersPassedOver`). */
   readonly onBackoff?: (chatId: string, failures: number) => void;
   /**
@@ -51,6 +85,44 @@ export interface SchedulerHooks {
 interface Failing {
   failures: number;
   passOver: number;
+}
+
+/** A job whose work is running: its controller, and whether it began to commit. */
+interface Active {
+  readonly chatId: string;
+  readonly controller: AbortController;
+  committing: boolean;
+  /** Aborted by `close()` (not by its time limit). */
+  abandoned: boolean;
+  /** Still writing when `close()` stopped waiting: reported then (`onUnsettled`), released from the scheduler. */
+  unsettled: boolean;
+}
+
+/** Why `close()` aborted a job; also what a job refused at close is thrown with. */
+class AbandonedJobError extends CtxfoldError {
+  static override readonly kind: string = 'AbandonedJobError';
+  constructor(readonly stage: 'running' | 'waiting') {
+    super(stage === 'running' ? 'the compressor closed: this summary job was abandoned and commits nothing' : 'the compressor closed before this summary job started');
+  }
+}
+
+/** A job `close()` stopped waiting for while it wrote its result; already reported, so no failure either. */
+class UnsettledJobError extends CtxfoldError {
+  static override readonly kind: string = 'UnsettledJobError';
+  constructor() {
+    super('the compressor closed while this summary job was writing its result; whether it landed is up to the store');
+  }
+}
+
+/** Resolves true when `work` settles within `ms`, false when the time ran out first. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), ms); });
+  try {
+    return await Promise.race([work.then(() => true, () => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A chat with a job running or queued; its presence in the map is the chat's lock. */
@@ -71,7 +143,7 @@ function timeoutError(ms: number): Error {
  * quick triggers can never both start a job; a trigger
  * that finds the chat busy replaces the queued follow-up (newest history wins) and is run by the
  * job already holding the lock. Jobs of different chats share a global concurrency limit, are
- * time-limited, and are aborted by `close()`. A chat whose jobs keep failing (a summarizer that
+ * time-limited, and are abandoned by `close()` once its grace is over. A chat whose jobs keep failing (a summarizer that
  * refuses its history every time, a message it cannot read) is tried less and less often: after
  * `n` failures in a row, `triggersPassedOver(n)` triggers are passed over before the next attempt,
  * and one job that succeeds clears the count. A failure leaves the chat's state as it was, so
@@ -82,9 +154,11 @@ export class ChatScheduler<P> {
   private readonly failing = new Map<string, Failing>();
   private readonly queue: PQueue;
   private readonly running = new Set<Promise<void>>();
-  private readonly closing = new AbortController();
+  private readonly active = new Set<Active>();
   private readonly timeoutMs: number;
   private closed = false;
+  /** Set when the grace ran out: queued jobs are refused from then on. */
+  private abandoning = false;
 
   constructor(private readonly job: ChatJob<P>, options: SchedulerOptions = {}, private readonly hooks: SchedulerHooks = {}) {
     const concurrency = options.concurrency ?? 2;
@@ -117,24 +191,33 @@ export class ChatScheduler<P> {
   }
 
   /**
-   * Stops taking triggers and waits for running jobs. With `graceMs`, jobs still running then are
-   * aborted (they commit nothing) and close returns after at most another `graceMs`, even if a
-   * job's work ignores its signal.
+   * Stops taking triggers and lets running (and queued) jobs finish for `graceMs` (default
+   * `DEFAULT_CLOSE_GRACE_MS`). Then every job still running is abandoned: aborted, reported
+   * (`onAbandoned`), and never committed, even if its work ignores the signal; queued jobs and
+   * follow-ups never start. A job already writing its result is waited for at most
+   * `CLOSE_COMMIT_WAIT_MS` more. So close settles within `graceMs + CLOSE_COMMIT_WAIT_MS`,
+   * whatever the jobs do. A grace that is not a number of milliseconds >= 0 is refused (an
+   * `InputError`, before anything stops); one past `MAX_GRACE_MS` (Infinity) is that long.
    */
-  async close(graceMs?: number): Promise<void> {
+  async close(graceMs: number = DEFAULT_CLOSE_GRACE_MS): Promise<void> {
+    if (typeof graceMs !== 'number' || Number.isNaN(graceMs) || graceMs < 0) {
+      throw new InputError('graceMs', `must be a number of milliseconds >= 0, got ${String(graceMs)}`);
+    }
+    graceMs = Math.min(graceMs, MAX_GRACE_MS);
     this.closed = true;
-    if (graceMs === undefined) return this.drain();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        this.closing.abort(new Error('scheduler closed'));
-        timer = setTimeout(resolve, graceMs);
-      }, graceMs);
-    });
-    try {
-      await Promise.race([this.drain(), expired]);
-    } finally {
-      clearTimeout(timer);
+    if (await settlesWithin(this.drain(), graceMs)) return;
+    this.abandoning = true;
+    for (const job of this.active) {
+      if (job.committing) continue;
+      job.abandoned = true;
+      job.controller.abort(new AbandonedJobError('running'));
+    }
+    if (await settlesWithin(this.drain(), CLOSE_COMMIT_WAIT_MS)) return;
+    // Released, so their timers do not keep the process up; the write itself cannot be called back.
+    for (const job of [...this.active]) {
+      job.unsettled = true;
+      this.hooks.onUnsettled?.(job.chatId);
+      job.controller.abort(new UnsettledJobError());
     }
   }
 
@@ -148,13 +231,20 @@ export class ChatScheduler<P> {
           await this.queue.add(() => this.runOnce(chatId, current));
           this.failing.delete(chatId);
         } catch (error) {
-          if (this.hooks.countsAsFailing?.(error) ?? true) this.failed(chatId);
-          this.hooks.onError?.(chatId, error);
+          if (error instanceof AbandonedJobError) this.hooks.onAbandoned?.(chatId, error.stage);
+          else if (!(error instanceof UnsettledJobError)) {
+            if (this.hooks.countsAsFailing?.(error) ?? true) this.failed(chatId);
+            this.hooks.onError?.(chatId, error);
+          }
         }
         // A job past its time limit releases the chat here even if its work ignores the abort:
         // whatever that work does later is discarded (the job checks its signal before it
         // commits, and the commit is a compare-and-set), so a hung summarizer stops nothing.
-        payload = this.closed ? undefined : slot.next;
+        payload = slot.next;
+        if (payload !== undefined && this.closed) {
+          this.hooks.onAbandoned?.(chatId, 'waiting');
+          payload = undefined;
+        }
         // A follow-up that arrived while a failing job ran is a trigger like any other.
         if (payload !== undefined && this.passOver(chatId)) payload = undefined;
       }
@@ -181,12 +271,12 @@ export class ChatScheduler<P> {
   }
 
   private async runOnce(chatId: string, payload: P): Promise<void> {
-    if (this.closing.signal.aborted) throw this.closing.signal.reason;
-    const controller = new AbortController();
-    const onClose = () => controller.abort(this.closing.signal.reason);
-    this.closing.signal.addEventListener('abort', onClose, { once: true });
+    if (this.abandoning) throw new AbandonedJobError('waiting');
+    const job: Active = { chatId, controller: new AbortController(), committing: false, abandoned: false, unsettled: false };
+    const { controller } = job;
+    this.active.add(job);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    // The race ends the job at the limit even if the work ignores its signal.
+    // The race ends the job at the limit (or when close abandons it) even if the work ignores its signal.
     const limit = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         const e = timeoutError(this.timeoutMs);
@@ -196,12 +286,16 @@ export class ChatScheduler<P> {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
     });
     try {
-      const work = this.job(chatId, payload, controller.signal);
+      const work = this.job(chatId, payload, controller.signal, { committing: () => { job.committing = !controller.signal.aborted; } });
       work.catch(() => undefined); // a late failure of abandoned work is not unhandled
       await Promise.race([work, limit]);
+    } catch (error) {
+      // Whatever the work rejected with once close abandoned it, the job was abandoned.
+      if (job.unsettled) throw new UnsettledJobError();
+      throw job.abandoned ? new AbandonedJobError('running') : error;
     } finally {
       clearTimeout(timer);
-      this.closing.signal.removeEventListener('abort', onClose);
+      this.active.delete(job);
       limit.catch(() => undefined);
     }
   }

@@ -100,6 +100,11 @@ export interface SummaryJobContext {
   readonly onDone?: (e: SummaryDoneEvent) => void;
   readonly onStale?: (e: SummaryStaleEvent) => void;
   /**
+   * Called right after the last abort check, in the same synchronous step as the commit call: from
+   * here the job writes its result (the scheduler's `JobControl.committing`).
+   */
+  readonly onCommitting?: () => void;
+  /**
    * Called (and awaited) right before the commit, with the messages the summary would newly cover,
    * in order: kept first, a process that dies between the two never leaves a committed summary
    * whose originals were never kept (a lost compare-and-set leaves originals of messages no
@@ -214,6 +219,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   await ctx.onCovered?.(chatId, entries.slice(0, end - start).map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
   // A job released at its time limit must not commit what it finishes later.
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  ctx.onCommitting?.();
   if (!(await ctx.store.commit(next, baseVersion))) {
     ctx.onStale?.({ chatId, expectedVersion: baseVersion });
     return;
