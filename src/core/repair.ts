@@ -1,10 +1,11 @@
+import { InputError } from '../errors.js';
 import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { scanStructure, type CallTurn } from './structure.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
 export interface RepairAction {
-  readonly action: 'moved-result' | 'rekeyed-result' | 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'renamed-id' | 'merged-results' | 'reported';
+  readonly action: 'moved-result' | 'rekeyed-result' | 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'renamed-id' | 'merged-results' | 'fixed-shape' | 'reported';
   /** Index in the input history. */
   readonly index: number;
   readonly id?: string;
@@ -23,7 +24,35 @@ function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonl
   else if (!inRun) fits = []; // a result is moved only on its id, never on a name or on position
   else if (result.name !== undefined) fits = open.filter((k) => calls[k].name === result.name);
   else fits = [...open];
+  // An id on a result that names no function says nothing against an id-less call of its run (a
+  // legacy function_call answered by a tool message): the one such open call is the one it answers.
+  if (fits.length === 0 && inRun && result.name === undefined && (result.id !== undefined || result.idHint !== undefined)) fits = open.filter((k) => calls[k].id === undefined);
   return fits.length === 1 ? fits[0] : -1;
+}
+
+/**
+ * Applies the lens's shape rules (`lens.shapeRules`) to every message: a fault the rule can fix
+ * without losing anything is fixed in place; one it cannot fix is an `InputError` naming the
+ * message's field, the rule, and what to do. Indexes stay the input's; the input itself comes back
+ * when nothing was wrong.
+ */
+export function repairShapes<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  const rules = lens.shapeRules;
+  const actions: RepairAction[] = [];
+  if (!rules || rules.length === 0) return { messages, actions };
+  let out: M[] | undefined;
+  messages.forEach((given, i) => {
+    let m = given;
+    for (const rule of rules) {
+      const f = rule.fault(m);
+      if (!f || !rule.repair) continue;
+      if (!('fix' in rule.repair)) throw new InputError(`messages[${i}]${f.field}`, `${f.message} (rule ${rule.id}); ${rule.repair.advice}`);
+      m = rule.repair.fix(m);
+      actions.push({ action: 'fixed-shape', index: i, detail: `messages[${i}]${f.field}: ${f.message} (rule ${rule.id}); ${rule.repair.done}` });
+    }
+    if (m !== given) (out ??= messages.slice())[i] = m;
+  });
+  return { messages: out ?? messages, actions };
 }
 
 /** Every message whose result blocks must lead it (`lens.resultsFirst`) with them moved first; the same array when none had to move. */
@@ -183,7 +212,13 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     if (positional) {
       const { turn, run } = positional;
       for (const k of [...open[turn.ordinal]]) take(turn.ordinal, k);
+      let nth = 0;
       for (const { index: j, results: moved } of run) {
+        // Paired by position, a result without its key (a nameless function message) gets its call's.
+        moved.forEach((r, slot) => {
+          if (r.keyless) replaced.set(j, lens.rekeyResult(replaced.get(j) ?? messages[j], slot, turn.calls[nth]));
+          nth++;
+        });
         moveBefore(turn.runEnd, j);
         actions.push({ action: 'moved-result', index: j, detail: `tool result${moved.length > 1 ? 's' : ''} ${moved.map(idText).join(', ')} moved from messages[${j}] to follow ${turn.calls.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}] (by position: no ids)` });
       }
@@ -246,20 +281,24 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
 }
 
 /**
- * Fixes an incoming history so its tool-call structure is valid. First real results are
- * re-attached where only one call can be meant (re-keyed or moved, see `reattach`); then a call
- * still without a result gets a synthetic error result (in the format's own shape) right after its
- * run, and an orphan or duplicate result is removed. Results sent back as `user` messages are not
+ * Fixes an incoming history so its tool-call structure is valid. First each message's own shape
+ * (`repairShapes`): fixed where a fix loses nothing, refused with an `InputError` naming the field
+ * where none does (calls on a role that cannot make them). Then real results are re-attached
+ * where only one call can be meant (re-keyed or moved, see `reattach`); then a call still without
+ * a result gets a synthetic error result (in the format's own shape) right after its run, and an
+ * orphan or duplicate result is removed. Results sent back as `user` messages are not
  * guessed at, only reported. Action indexes refer to the input. Messages not touched are returned
  * as the same objects, in order; a history with nothing to fix is returned as the same array.
  */
 export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
-  // In place first (nothing added or removed, so indexes stay the input's): results that must lead
-  // their message go before the user's words; a call id used twice in a turn becomes two ids
-  // (results pair with its calls in order), so every later pass and the provider tell them apart.
-  const leading = lens.resultsFirst ? resultsLeading(given, lens) : { messages: given, actions: [] };
+  // In place first (nothing added or removed, so indexes stay the input's): each message's own
+  // shape (fixed, or refused); results that must lead their message go before the user's words; a
+  // call id used twice in a turn becomes two ids (results pair with its calls in order), so every
+  // later pass and the provider tell them apart.
+  const shaped = repairShapes(given, lens);
+  const leading = lens.resultsFirst ? resultsLeading(shaped.messages, lens) : { messages: shaped.messages, actions: [] };
   const renamed = lens.repeatsCallIds ? leading : remapCallIds(leading.messages, lens, IDS_UNIQUE_PER_TURN);
-  const inPlace = leading === renamed ? leading.actions : [...leading.actions, ...renamed.actions];
+  const inPlace = [...shaped.actions, ...leading.actions, ...(leading === renamed ? [] : renamed.actions)];
   const input = renamed.messages;
   const first = reattach(input, lens);
   const rest = completeAndPrune(first.messages, lens);
