@@ -1,7 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import { compressContext, InputError, repairHistory, validateMessages } from '../src/index.js';
 import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
+import type { AnthropicMessage } from '../src/formats/anthropic/types.js';
 import { openaiChatProblems } from './helpers/oracle.js';
+import { anthropicProblems } from './helpers/anthropic-checker.js';
 
 /**
  * The shapes an outside tester found coming out of repair still broken (issue 47), one test each:
@@ -26,7 +28,7 @@ function accepted(history: OpenAIChatMessage[], format: 'openai' | undefined = '
 }
 
 /** The InputError compressContext throws, after checking repairHistory throws the same. */
-function refused(history: readonly unknown[], format: 'openai' = 'openai'): InputError {
+function refused(history: readonly unknown[], format: 'openai' | 'anthropic' = 'openai'): InputError {
   let error: unknown;
   try {
     compressContext(history, { format });
@@ -118,5 +120,19 @@ describe('calls on a role that cannot make them are refused, naming the field', 
   test('an empty tool_calls list on a user message is no call, and is left as it is', () => {
     const history: OpenAIChatMessage[] = [{ role: 'user', content: 'go', tool_calls: [] }];
     expect(compressContext(history, { format: 'openai' }).messages[0]).toBe(history[0]);
+  });
+
+  test('Anthropic: a tool_use block in a user message, a tool_result block in an assistant message', () => {
+    const use = { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} };
+    const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' };
+    const inUser: AnthropicMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'go' }, use] }];
+    expect(refused(inUser, 'anthropic').path).toBe('messages[0].content[1]');
+    const inAssistant: AnthropicMessage[] = [{ role: 'user', content: 'go' }, { role: 'assistant', content: [use] }, { role: 'assistant', content: [result] }];
+    const error = refused(inAssistant, 'anthropic');
+    expect(error.path).toBe('messages[2].content[0]');
+    expect(error.rule).toContain('block-wrong-role');
+    // The validator names the same fault, as the API counts messages.
+    expect(validateMessages(inAssistant, 'anthropic').filter((v) => v.rule === 'block-wrong-role').map((v) => v.message.split(':')[0])).toEqual(['messages.2.content.0']);
+    expect(anthropicProblems(inAssistant).length).toBeGreaterThan(0);
   });
 });
