@@ -1,6 +1,7 @@
 import { InputError } from '../errors.js';
 import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
+import { buildGroups } from './groups.js';
 import { scanStructure, type CallTurn } from './structure.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
@@ -291,6 +292,34 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
  * as the same objects, in order; a history with nothing to fix is returned as the same array.
  */
 export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  let r = repairOnce(given, lens);
+  // A round can leave what only the next one sees (a stray block removed from a user message
+  // that then carries no result, so the results after it no longer follow their call): rounds
+  // go on while they change something and the history is still irregular, up to a bound.
+  for (let round = 1; round < MAX_ROUNDS && r.actions.length > 0 && !buildGroups(r.messages, lens).regular; round++) {
+    const next = repairOnce(r.messages, lens);
+    if (next.actions.length === 0) break;
+    const back = (k: number) => inputIndex(r.origin, k);
+    r = {
+      messages: next.messages,
+      origin: next.origin.map((k) => (k < 0 ? -1 : back(k))),
+      actions: [...r.actions, ...next.actions.map((a) => ({ ...a, index: back(a.index) }))].sort((a, b) => a.index - b.index),
+    };
+  }
+  return { messages: r.messages, actions: r.actions };
+}
+
+/** Rounds of repair on one history at most: each fixes what the one before left; the bound keeps a history repair cannot settle from looping. */
+const MAX_ROUNDS = 3;
+
+/** The input index of position `k` (-1 for a message repair made: the nearest input message before it). */
+function inputIndex(origin: readonly number[], k: number): number {
+  for (let j = Math.min(k, origin.length - 1); j >= 0; j--) if (origin[j] >= 0) return origin[j];
+  return 0;
+}
+
+/** One round of `repairWithLens`, with the input index of each output position (-1 for a message it made). */
+function repairOnce<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin: readonly number[]; actions: RepairAction[] } {
   // In place first (nothing added or removed, so indexes stay the input's): each message's own
   // shape (fixed, or refused); results that must lead their message go before the user's words; a
   // call id used twice in a turn becomes two ids (results pair with its calls in order), so every
@@ -302,12 +331,14 @@ export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { 
   const input = renamed.messages;
   const first = reattach(input, lens);
   const rest = completeAndPrune(first.messages, lens);
-  const merged = lens.mergeResults ? mergeRuns(rest.messages, lens) : { messages: rest.messages, actions: [] };
+  const merged: { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } = lens.mergeResults ? mergeRuns(rest.messages, lens) : { messages: rest.messages, actions: [] };
   // Indexes of later passes are mapped back to the input where the earlier ones moved messages.
   const restActions = first.actions.length === 0 ? rest.actions : rest.actions.map((a) => ({ ...a, index: first.origin[a.index] ?? a.index }));
-  if (inPlace.length === 0 && first.actions.length === 0 && merged.actions.length === 0) return rest;
+  const at = (list: readonly number[] | undefined, k: number) => (list === undefined || k < 0 ? k : list[k]);
+  const origin = merged.messages.map((_, k) => at(first.origin, at(rest.origin, at(merged.origin, k))));
+  if (inPlace.length === 0 && first.actions.length === 0 && merged.actions.length === 0) return { messages: rest.messages, origin, actions: rest.actions };
   const actions = [...inPlace, ...first.actions, ...restActions, ...merged.actions];
-  return { messages: merged.messages, actions: actions.sort((a, b) => a.index - b.index) };
+  return { messages: merged.messages, origin, actions: actions.sort((a, b) => a.index - b.index) };
 }
 
 /**
@@ -315,7 +346,7 @@ export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { 
  * result-only messages after one call turn becomes one message. Runs that carry user text are left
  * alone. Action indexes refer to the history this pass was given (already repaired).
  */
-function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
   const actions: RepairAction[] = [];
   const merges = new Map<number, { end: number; message: M }>();
@@ -331,14 +362,16 @@ function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages:
   }
   if (merges.size === 0) return { messages, actions };
   const out: M[] = [];
+  const origin: number[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = merges.get(i);
+    origin.push(i);
     if (m) {
       out.push(m.message);
       i = m.end - 1;
     } else out.push(messages[i]);
   }
-  return { messages: out, actions };
+  return { messages: out, origin, actions };
 }
 
 /**
@@ -346,7 +379,7 @@ function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages:
  * result block at a time where a message carries several or also carries the user's text, the
  * whole message where nothing else would be left.
  */
-function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
   const removeSlots = new Map<number, number[]>();
   const insertAfter = new Map<number, M[]>();
@@ -428,12 +461,19 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
   // Nothing to fix: the input itself, not a copy (this runs on every request).
   if (dropped.size === 0 && replaced.size === 0 && insertAfter.size === 0 && insertBefore.size === 0) return { messages, actions };
   const out: M[] = [];
+  const origin: number[] = [];
+  const added = (list: readonly M[] | undefined) => {
+    if (!list) return;
+    out.push(...list);
+    for (const _ of list) origin.push(-1);
+  };
   messages.forEach((m, i) => {
-    const first = insertBefore.get(i);
-    if (first) out.push(...first);
-    if (!dropped.has(i)) out.push(replaced.get(i) ?? m);
-    const extra = insertAfter.get(i);
-    if (extra) out.push(...extra);
+    added(insertBefore.get(i));
+    if (!dropped.has(i)) {
+      out.push(replaced.get(i) ?? m);
+      origin.push(i);
+    }
+    added(insertAfter.get(i));
   });
-  return { messages: out, actions: actions.sort((a, b) => a.index - b.index) };
+  return { messages: out, origin, actions: actions.sort((a, b) => a.index - b.index) };
 }
