@@ -2,7 +2,7 @@ import { InputError } from '../errors.js';
 import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { buildGroups } from './groups.js';
-import { scanStructure, type CallTurn } from './structure.js';
+import { scanStructure, type CallTurn, type PlacedResult } from './structure.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
 export interface RepairAction {
@@ -331,14 +331,42 @@ function repairOnce<M>(given: readonly M[], lens: MessageLens<M>): { messages: r
   const input = renamed.messages;
   const first = reattach(input, lens);
   const rest = completeAndPrune(first.messages, lens);
-  const merged: { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } = lens.mergeResults ? mergeRuns(rest.messages, lens) : { messages: rest.messages, actions: [] };
+  const ordered = lens.resultsInCallOrder ? inCallOrder(rest.messages, lens) : { messages: rest.messages, actions: [] };
+  const merged: { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } = lens.mergeResults ? mergeRuns(ordered.messages, lens) : { messages: ordered.messages, actions: [] };
   // Indexes of later passes are mapped back to the input where the earlier ones moved messages.
   const restActions = first.actions.length === 0 ? rest.actions : rest.actions.map((a) => ({ ...a, index: first.origin[a.index] ?? a.index }));
   const at = (list: readonly number[] | undefined, k: number) => (list === undefined || k < 0 ? k : list[k]);
-  const origin = merged.messages.map((_, k) => at(first.origin, at(rest.origin, at(merged.origin, k))));
-  if (inPlace.length === 0 && first.actions.length === 0 && merged.actions.length === 0) return { messages: rest.messages, origin, actions: rest.actions };
-  const actions = [...inPlace, ...first.actions, ...restActions, ...merged.actions];
+  const origin = merged.messages.map((_, k) => at(first.origin, at(rest.origin, at(ordered.origin, at(merged.origin, k)))));
+  if (inPlace.length === 0 && first.actions.length === 0 && ordered.actions.length === 0 && merged.actions.length === 0) return { messages: rest.messages, origin, actions: rest.actions };
+  const actions = [...inPlace, ...first.actions, ...restActions, ...ordered.actions, ...merged.actions];
   return { messages: merged.messages, origin, actions: actions.sort((a, b) => a.index - b.index) };
+}
+
+/**
+ * For formats that read a turn's results by position (`lens.resultsInCallOrder`): a run of
+ * result messages, one result each and each answering a call of the turn, that is not in the
+ * order of the calls is put in it (a result moved back, or kept while another was removed, can
+ * land out of place). Action indexes refer to the history this pass was given.
+ */
+function inCallOrder<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } {
+  const structure = scanStructure(messages, lens);
+  const actions: RepairAction[] = [];
+  let origin: number[] | undefined;
+  const runs: PlacedResult[][] = structure.turns.map(() => []);
+  for (const p of structure.results) if (p.turn >= 0) runs[p.turn].push(p);
+  for (const turn of structure.turns) {
+    const start = turn.openersEnd;
+    const run = runs[turn.ordinal];
+    // Only a run of answers, one per message, is reordered; anything else is left as it is.
+    const plain = run.length === turn.runEnd - start && run.every((p, j) => p.index === start + j && p.slot === 0 && p.pairing === 'answer');
+    if (!plain || run.every((p, j) => j === 0 || run[j - 1].call < p.call)) continue;
+    origin ??= messages.map((_, i) => i);
+    const sorted = [...run].sort((a, b) => a.call - b.call);
+    sorted.forEach((p, j) => { origin![start + j] = p.index; });
+    actions.push({ action: 'moved-result', index: start, detail: `the results of the call turn at messages[${turn.opener}] (messages[${start}..${turn.runEnd - 1}]) were put in the order of its calls, which is how they are read` });
+  }
+  if (!origin) return { messages, actions };
+  return { messages: origin.map((i) => messages[i]), origin, actions };
 }
 
 /**

@@ -150,6 +150,12 @@ export interface MessageLens<M = unknown> {
    */
   readonly repeatsCallIds?: boolean;
   /**
+   * True when a turn's results are read in call order, by position (Qwen-Agent renders them as
+   * `<tool_response>` blocks, one per `function` message): repair puts a turn's result messages
+   * in the order of its calls.
+   */
+  readonly resultsInCallOrder?: boolean;
+  /**
    * True when reading a message is a few property loads (OpenAI Chat, Responses items, Qwen-Agent):
    * reading it again costs less than remembering the reading, so `memoizedLens` leaves the lens as
    * it is. Leave unset where a reading parses text or walks content parts.
