@@ -30,4 +30,12 @@ describe('Qwen-Agent: repaired results stand in call order', () => {
     expect(validateMessages(messages, 'qwen-agent')).toEqual([]);
     expect(checkQwenAgent(messages)).toEqual([]);
   });
+
+  test('results sent out of call order are put in it (before, the history counted as regular and went out as it came)', () => {
+    const history: QwenAgentMessage[] = [{ role: 'user', content: 'go' }, call('a'), call('b'), result('b'), result('a'), { role: 'assistant', content: 'done' }];
+    const { messages, report } = compressContext(history, { format: 'qwen-agent' });
+    expect(messages.map((m) => m.name ?? m.function_call?.name ?? m.role)).toEqual(['user', 'a', 'b', 'a', 'b', 'assistant']);
+    expect(report.repaired.map((a) => a.action)).toEqual(['moved-result']);
+    expect(checkQwenAgent(messages)).toEqual([]);
+  });
 });
