@@ -290,8 +290,10 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
  * orphan or duplicate result is removed. Results sent back as `user` messages are not
  * guessed at, only reported. Action indexes refer to the input. Messages not touched are returned
  * as the same objects, in order; a history with nothing to fix is returned as the same array.
+ * `inputIndex(k)` is the input message at position `k` of the result (for a message repair made,
+ * the input message it follows).
  */
-export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[]; inputIndex: (k: number) => number } {
   let r = repairOnce(given, lens);
   // A round can leave what only the next one sees (a stray block removed from a user message
   // that then carries no result, so the results after it no longer follow their call): rounds
@@ -306,7 +308,8 @@ export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { 
       actions: [...r.actions, ...next.actions.map((a) => ({ ...a, index: back(a.index) }))].sort((a, b) => a.index - b.index),
     };
   }
-  return { messages: r.messages, actions: r.actions };
+  const origin = r.origin;
+  return { messages: r.messages, actions: r.actions, inputIndex: (k) => inputIndex(origin, k) };
 }
 
 /** Rounds of repair on one history at most: each fixes what the one before left; the bound keeps a history repair cannot settle from looping. */
