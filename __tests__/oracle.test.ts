@@ -5,7 +5,7 @@ import { buildGroups } from '../src/core/groups.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { anyHistory, validHistory } from './helpers/arbitraries.js';
-import { expectedRepair, pairingProblems, unitStarts } from './helpers/oracle.js';
+import { expectedRepair, pairingProblems, shapeProblems, unitStarts } from './helpers/oracle.js';
 import { propertyParams } from './helpers/property-runs.js';
 
 const call = (id: string, name = 'f') => ({ id, type: 'function', function: { name, arguments: '{}' } });
@@ -25,6 +25,19 @@ describe('the test oracle', () => {
   ];
   test.each(cases)('%s', (_name, history, valid) => {
     expect(pairingProblems(history).length === 0).toBe(valid);
+  });
+
+  const shapes: [string, unknown[], number][] = [
+    ['text, parts, null content on a call', [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: null, tool_calls: [call('a')] }, { role: 'tool', tool_call_id: 'a', content: '' }], 0],
+    ['null content on a user message', [{ role: 'user', content: null }], 1],
+    ['no content on an assistant message making no call', [{ role: 'assistant' }], 1],
+    ['tool_calls on a tool message', [{ role: 'tool', tool_call_id: 'a', content: '1', tool_calls: [call('b')] }], 1],
+    ['a function_call on a user message', [{ role: 'user', content: 'q', function_call: { name: 'f', arguments: '{}' } }], 1],
+    ['a tool message without a string id', [{ role: 'tool', tool_call_id: 3, content: '1' }], 1],
+    ['a function message without a name', [{ role: 'function', content: '1' }], 1],
+  ];
+  test.each(shapes)('shape: %s', (_name, history, problems) => {
+    expect(shapeProblems(history)).toHaveLength(problems);
   });
 
   test('units: a call turn holds its answers and the reply after them; everything else stands alone', () => {

@@ -6,7 +6,7 @@
  * The rules (OpenAI Chat Completions): an assistant message that makes calls (`tool_calls`, or a
  * legacy `function_call`) must be followed at once by one `tool` message per call id (any order) or
  * one `function` message with the call's name; no tool or function message may stand anywhere else;
- * none may answer a call twice.
+ * none may answer a call twice. `shapeProblems` adds the rules of each message's own shape.
  */
 import type { OpenAIChatMessage } from '../../src/formats/openai-chat/types.js';
 
@@ -49,6 +49,42 @@ export function pairingProblems(messages: readonly OpenAIChatMessage[]): string[
   });
   close(messages.length);
   return problems;
+}
+
+const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
+const isList = (v: unknown): v is unknown[] => Array.isArray(v);
+
+/**
+ * The rules of each message's own shape (provider notes, "OpenAI misc" and "legacy"): a known
+ * role; content a string or a list of parts, and null or absent only on an assistant message that
+ * makes calls ("Invalid value for 'content': expected a string, got null."); `tool_calls` and
+ * `function_call` only on assistant messages ("only messages with role 'assistant' can have a
+ * function call."); a tool message has a string `tool_call_id`, a function message a `name`.
+ */
+export function shapeProblems(messages: readonly unknown[]): string[] {
+  const problems: string[] = [];
+  messages.forEach((raw, i) => {
+    if (typeof raw !== 'object' || raw === null || isList(raw)) {
+      problems.push(`messages[${i}]: not a message object`);
+      return;
+    }
+    const m = raw as Record<string, unknown>;
+    if (!ROLES.includes(m.role as string)) problems.push(`messages[${i}]: unknown role ${String(m.role)}`);
+    const calls = (isList(m.tool_calls) && m.tool_calls.length > 0) || (typeof m.function_call === 'object' && m.function_call !== null);
+    if (calls && m.role !== 'assistant') problems.push(`messages[${i}]: a ${String(m.role)} message makes calls`);
+    if (m.content === null || m.content === undefined) {
+      if (!(m.role === 'assistant' && calls)) problems.push(`messages[${i}]: content is null`);
+    } else if (typeof m.content !== 'string' && !isList(m.content)) problems.push(`messages[${i}]: content is neither a string nor a list`);
+    if (m.role === 'tool' && typeof m.tool_call_id !== 'string') problems.push(`messages[${i}]: a tool message without a string tool_call_id`);
+    if (m.role === 'function' && (typeof m.name !== 'string' || m.name === '')) problems.push(`messages[${i}]: a function message without a name`);
+  });
+  return problems;
+}
+
+/** Every rule of OpenAI Chat Completions a history breaks, shape first: empty when the provider accepts it. */
+export function openaiChatProblems(messages: readonly OpenAIChatMessage[]): string[] {
+  const shape = shapeProblems(messages);
+  return shape.length > 0 ? shape : pairingProblems(messages);
 }
 
 /** The synthetic result a repair adds for a call with none (content starts with "Error:"). */

@@ -4,10 +4,14 @@
  * renders results by position) and the project's provider notes. It shares no code with src:
  * it walks the raw messages itself.
  *
- * Rules: a run of consecutive assistant messages with `function_call` (text-only assistant
- * messages before the first call belong to the same response) is followed right away by exactly
- * as many `function` messages, in call order, each naming the function of its call and, when both
- * carry one, the same `extra.function_id`; a `function` message anywhere else is an orphan.
+ * Rules: a model turn is a run of consecutive assistant messages (the Nous prompt renders it as
+ * one assistant turn, its calls as `<tool_call>` blocks in order, text and reasoning messages
+ * between them included; the stricter tail check `validate_num_fncall_results`, which wanted the
+ * calls in consecutive `function_call` messages, is commented out in current Qwen-Agent). The
+ * calls of a turn are followed right away by exactly as many `function` messages, in call order,
+ * each naming the function of its call and, when both carry one, the same `extra.function_id`; a
+ * `function` message anywhere else is an orphan; a `function_call` on any message but an
+ * assistant's is a shape fault.
  */
 
 export interface QwenProblem {
@@ -33,21 +37,28 @@ export function checkQwenAgent(messages: readonly unknown[]): QwenProblem[] {
       i++;
       continue;
     }
+    // Only the model calls functions (Qwen-Agent's prompts render a call only on an assistant message).
+    if (m.function_call !== undefined && m.function_call !== null && m.role !== 'assistant') {
+      out.push({ index: i, what: 'shape', detail: `a ${String(m.role)} message carries a function_call` });
+      i++;
+      continue;
+    }
     if (m.role === 'function') {
       out.push({ index: i, what: 'orphan', detail: `function message ${String(m.name)} follows no function_call` });
       i++;
       continue;
     }
-    if (!hasCall(m)) {
+    if (m.role !== 'assistant') {
       i++;
       continue;
     }
     const calls: { index: number; name: string; id?: string }[] = [];
-    while (i < messages.length && hasCall(messages[i] as Msg)) {
+    while (i < messages.length && isObj(messages[i]) && (messages[i] as Msg).role === 'assistant') {
       const c = messages[i] as Msg;
-      calls.push({ index: i, name: String((c.function_call as Msg).name), id: idOf(c) });
+      if (hasCall(c)) calls.push({ index: i, name: String((c.function_call as Msg).name), id: idOf(c) });
       i++;
     }
+    if (calls.length === 0) continue;
     const results: { index: number; name?: string; id?: string }[] = [];
     while (i < messages.length && (messages[i] as Msg).role === 'function') {
       const r = messages[i] as Msg;

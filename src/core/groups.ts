@@ -1,5 +1,5 @@
 import type { MessageLens, Reading } from '../formats/lens.js';
-import { scanStructure } from './structure.js';
+import { scanStructure, type PlacedResult } from './structure.js';
 
 /**
  * An atomic group: a run of messages that is kept or dropped whole. `start` is inclusive and
@@ -98,6 +98,17 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
   // result then names two calls): repair gives the later call a fresh id.
   if (!lens.repeatsCallIds) {
     for (const t of turns) if (t.calls.length > 1 && repeatsAnId(t.calls)) oddResultAt = oddResultAt < 0 ? t.opener : Math.min(oddResultAt, t.opener);
+  }
+  // A format that reads a turn's results by position: answers out of call order need repair.
+  if (lens.resultsInCallOrder) {
+    for (const t of turns) {
+      let previous: PlacedResult | undefined;
+      for (const a of t.answers) {
+        if (a === undefined) continue;
+        if (previous !== undefined && a.index < previous.index) oddResultAt = oddResultAt < 0 ? a.index : Math.min(oddResultAt, a.index);
+        previous = a;
+      }
+    }
   }
   // A format whose results must lead their message: one with other content before them needs repair.
   if (lens.resultsFirst) {

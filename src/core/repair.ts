@@ -1,10 +1,12 @@
+import { InputError } from '../errors.js';
 import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
-import { scanStructure, type CallTurn } from './structure.js';
+import { buildGroups } from './groups.js';
+import { scanStructure, type CallTurn, type PlacedResult } from './structure.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
 export interface RepairAction {
-  readonly action: 'moved-result' | 'rekeyed-result' | 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'renamed-id' | 'merged-results' | 'reported';
+  readonly action: 'moved-result' | 'rekeyed-result' | 'added-result' | 'removed-orphan' | 'removed-duplicate' | 'renamed-id' | 'merged-results' | 'fixed-shape' | 'reported';
   /** Index in the input history. */
   readonly index: number;
   readonly id?: string;
@@ -23,7 +25,35 @@ function onlyCallFor(result: ResultRef, calls: readonly CallRef[], open: readonl
   else if (!inRun) fits = []; // a result is moved only on its id, never on a name or on position
   else if (result.name !== undefined) fits = open.filter((k) => calls[k].name === result.name);
   else fits = [...open];
+  // An id on a result that names no function says nothing against an id-less call of its run (a
+  // legacy function_call answered by a tool message): the one such open call is the one it answers.
+  if (fits.length === 0 && inRun && result.name === undefined && (result.id !== undefined || result.idHint !== undefined)) fits = open.filter((k) => calls[k].id === undefined);
   return fits.length === 1 ? fits[0] : -1;
+}
+
+/**
+ * Applies the lens's shape rules (`lens.shapeRules`) to every message: a fault the rule can fix
+ * without losing anything is fixed in place; one it cannot fix is an `InputError` naming the
+ * message's field, the rule, and what to do. Indexes stay the input's; the input itself comes back
+ * when nothing was wrong.
+ */
+export function repairShapes<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  const rules = lens.shapeRules;
+  const actions: RepairAction[] = [];
+  if (!rules || rules.length === 0) return { messages, actions };
+  let out: M[] | undefined;
+  messages.forEach((given, i) => {
+    let m = given;
+    for (const rule of rules) {
+      const f = rule.fault(m);
+      if (!f || !rule.repair) continue;
+      if (!('fix' in rule.repair)) throw new InputError(`messages[${i}]${f.field}`, `${f.message} (rule ${rule.id}); ${rule.repair.advice}`);
+      m = rule.repair.fix(m);
+      actions.push({ action: 'fixed-shape', index: i, detail: `messages[${i}]${f.field}: ${f.message} (rule ${rule.id}); ${rule.repair.done}` });
+    }
+    if (m !== given) (out ??= messages.slice())[i] = m;
+  });
+  return { messages: out ?? messages, actions };
 }
 
 /** Every message whose result blocks must lead it (`lens.resultsFirst`) with them moved first; the same array when none had to move. */
@@ -183,7 +213,13 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
     if (positional) {
       const { turn, run } = positional;
       for (const k of [...open[turn.ordinal]]) take(turn.ordinal, k);
+      let nth = 0;
       for (const { index: j, results: moved } of run) {
+        // Paired by position, a result without its key (a nameless function message) gets its call's.
+        moved.forEach((r, slot) => {
+          if (r.keyless) replaced.set(j, lens.rekeyResult(replaced.get(j) ?? messages[j], slot, turn.calls[nth]));
+          nth++;
+        });
         moveBefore(turn.runEnd, j);
         actions.push({ action: 'moved-result', index: j, detail: `tool result${moved.length > 1 ? 's' : ''} ${moved.map(idText).join(', ')} moved from messages[${j}] to follow ${turn.calls.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}] (by position: no ids)` });
       }
@@ -246,29 +282,94 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
 }
 
 /**
- * Fixes an incoming history so its tool-call structure is valid. First real results are
- * re-attached where only one call can be meant (re-keyed or moved, see `reattach`); then a call
- * still without a result gets a synthetic error result (in the format's own shape) right after its
- * run, and an orphan or duplicate result is removed. Results sent back as `user` messages are not
+ * Fixes an incoming history so its tool-call structure is valid. First each message's own shape
+ * (`repairShapes`): fixed where a fix loses nothing, refused with an `InputError` naming the field
+ * where none does (calls on a role that cannot make them). Then real results are re-attached
+ * where only one call can be meant (re-keyed or moved, see `reattach`); then a call still without
+ * a result gets a synthetic error result (in the format's own shape) right after its run, and an
+ * orphan or duplicate result is removed. Results sent back as `user` messages are not
  * guessed at, only reported. Action indexes refer to the input. Messages not touched are returned
  * as the same objects, in order; a history with nothing to fix is returned as the same array.
+ * `inputIndex(k)` is the input message at position `k` of the result (for a message repair made,
+ * the input message it follows).
  */
-export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
-  // In place first (nothing added or removed, so indexes stay the input's): results that must lead
-  // their message go before the user's words; a call id used twice in a turn becomes two ids
-  // (results pair with its calls in order), so every later pass and the provider tell them apart.
-  const leading = lens.resultsFirst ? resultsLeading(given, lens) : { messages: given, actions: [] };
+export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[]; inputIndex: (k: number) => number } {
+  let r = repairOnce(given, lens);
+  // A round can leave what only the next one sees (a stray block removed from a user message
+  // that then carries no result, so the results after it no longer follow their call): rounds
+  // go on while they change something and the history is still irregular, up to a bound.
+  for (let round = 1; round < MAX_ROUNDS && r.actions.length > 0 && !buildGroups(r.messages, lens).regular; round++) {
+    const next = repairOnce(r.messages, lens);
+    if (next.actions.length === 0) break;
+    const back = (k: number) => inputIndex(r.origin, k);
+    r = {
+      messages: next.messages,
+      origin: next.origin.map((k) => (k < 0 ? -1 : back(k))),
+      actions: [...r.actions, ...next.actions.map((a) => ({ ...a, index: back(a.index) }))].sort((a, b) => a.index - b.index),
+    };
+  }
+  const origin = r.origin;
+  return { messages: r.messages, actions: r.actions, inputIndex: (k) => inputIndex(origin, k) };
+}
+
+/** Rounds of repair on one history at most: each fixes what the one before left; the bound keeps a history repair cannot settle from looping. */
+const MAX_ROUNDS = 3;
+
+/** The input index of position `k` (-1 for a message repair made: the nearest input message before it). */
+function inputIndex(origin: readonly number[], k: number): number {
+  for (let j = Math.min(k, origin.length - 1); j >= 0; j--) if (origin[j] >= 0) return origin[j];
+  return 0;
+}
+
+/** One round of `repairWithLens`, with the input index of each output position (-1 for a message it made). */
+function repairOnce<M>(given: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin: readonly number[]; actions: RepairAction[] } {
+  // In place first (nothing added or removed, so indexes stay the input's): each message's own
+  // shape (fixed, or refused); results that must lead their message go before the user's words; a
+  // call id used twice in a turn becomes two ids (results pair with its calls in order), so every
+  // later pass and the provider tell them apart.
+  const shaped = repairShapes(given, lens);
+  const leading = lens.resultsFirst ? resultsLeading(shaped.messages, lens) : { messages: shaped.messages, actions: [] };
   const renamed = lens.repeatsCallIds ? leading : remapCallIds(leading.messages, lens, IDS_UNIQUE_PER_TURN);
-  const inPlace = leading === renamed ? leading.actions : [...leading.actions, ...renamed.actions];
+  const inPlace = [...shaped.actions, ...leading.actions, ...(leading === renamed ? [] : renamed.actions)];
   const input = renamed.messages;
   const first = reattach(input, lens);
   const rest = completeAndPrune(first.messages, lens);
-  const merged = lens.mergeResults ? mergeRuns(rest.messages, lens) : { messages: rest.messages, actions: [] };
+  const ordered = lens.resultsInCallOrder ? inCallOrder(rest.messages, lens) : { messages: rest.messages, actions: [] };
+  const merged: { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } = lens.mergeResults ? mergeRuns(ordered.messages, lens) : { messages: ordered.messages, actions: [] };
   // Indexes of later passes are mapped back to the input where the earlier ones moved messages.
   const restActions = first.actions.length === 0 ? rest.actions : rest.actions.map((a) => ({ ...a, index: first.origin[a.index] ?? a.index }));
-  if (inPlace.length === 0 && first.actions.length === 0 && merged.actions.length === 0) return rest;
-  const actions = [...inPlace, ...first.actions, ...restActions, ...merged.actions];
-  return { messages: merged.messages, actions: actions.sort((a, b) => a.index - b.index) };
+  const at = (list: readonly number[] | undefined, k: number) => (list === undefined || k < 0 ? k : list[k]);
+  const origin = merged.messages.map((_, k) => at(first.origin, at(rest.origin, at(ordered.origin, at(merged.origin, k)))));
+  if (inPlace.length === 0 && first.actions.length === 0 && ordered.actions.length === 0 && merged.actions.length === 0) return { messages: rest.messages, origin, actions: rest.actions };
+  const actions = [...inPlace, ...first.actions, ...restActions, ...ordered.actions, ...merged.actions];
+  return { messages: merged.messages, origin, actions: actions.sort((a, b) => a.index - b.index) };
+}
+
+/**
+ * For formats that read a turn's results by position (`lens.resultsInCallOrder`): a run of
+ * result messages, one result each and each answering a call of the turn, that is not in the
+ * order of the calls is put in it (a result moved back, or kept while another was removed, can
+ * land out of place). Action indexes refer to the history this pass was given.
+ */
+function inCallOrder<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } {
+  const structure = scanStructure(messages, lens);
+  const actions: RepairAction[] = [];
+  let origin: number[] | undefined;
+  const runs: PlacedResult[][] = structure.turns.map(() => []);
+  for (const p of structure.results) if (p.turn >= 0) runs[p.turn].push(p);
+  for (const turn of structure.turns) {
+    const start = turn.openersEnd;
+    const run = runs[turn.ordinal];
+    // Only a run of answers, one per message, is reordered; anything else is left as it is.
+    const plain = run.length === turn.runEnd - start && run.every((p, j) => p.index === start + j && p.slot === 0 && p.pairing === 'answer');
+    if (!plain || run.every((p, j) => j === 0 || run[j - 1].call < p.call)) continue;
+    origin ??= messages.map((_, i) => i);
+    const sorted = [...run].sort((a, b) => a.call - b.call);
+    sorted.forEach((p, j) => { origin![start + j] = p.index; });
+    actions.push({ action: 'moved-result', index: start, detail: `the results of the call turn at messages[${turn.opener}] (messages[${start}..${turn.runEnd - 1}]) were put in the order of its calls, which is how they are read` });
+  }
+  if (!origin) return { messages, actions };
+  return { messages: origin.map((i) => messages[i]), origin, actions };
 }
 
 /**
@@ -276,7 +377,7 @@ export function repairWithLens<M>(given: readonly M[], lens: MessageLens<M>): { 
  * result-only messages after one call turn becomes one message. Runs that carry user text are left
  * alone. Action indexes refer to the history this pass was given (already repaired).
  */
-function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
   const actions: RepairAction[] = [];
   const merges = new Map<number, { end: number; message: M }>();
@@ -292,14 +393,16 @@ function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages:
   }
   if (merges.size === 0) return { messages, actions };
   const out: M[] = [];
+  const origin: number[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = merges.get(i);
+    origin.push(i);
     if (m) {
       out.push(m.message);
       i = m.end - 1;
     } else out.push(messages[i]);
   }
-  return { messages: out, actions };
+  return { messages: out, origin, actions };
 }
 
 /**
@@ -307,7 +410,7 @@ function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages:
  * result block at a time where a message carries several or also carries the user's text, the
  * whole message where nothing else would be left.
  */
-function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
   const removeSlots = new Map<number, number[]>();
   const insertAfter = new Map<number, M[]>();
@@ -389,12 +492,19 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
   // Nothing to fix: the input itself, not a copy (this runs on every request).
   if (dropped.size === 0 && replaced.size === 0 && insertAfter.size === 0 && insertBefore.size === 0) return { messages, actions };
   const out: M[] = [];
+  const origin: number[] = [];
+  const added = (list: readonly M[] | undefined) => {
+    if (!list) return;
+    out.push(...list);
+    for (const _ of list) origin.push(-1);
+  };
   messages.forEach((m, i) => {
-    const first = insertBefore.get(i);
-    if (first) out.push(...first);
-    if (!dropped.has(i)) out.push(replaced.get(i) ?? m);
-    const extra = insertAfter.get(i);
-    if (extra) out.push(...extra);
+    added(insertBefore.get(i));
+    if (!dropped.has(i)) {
+      out.push(replaced.get(i) ?? m);
+      origin.push(i);
+    }
+    added(insertAfter.get(i));
   });
-  return { messages: out, actions: actions.sort((a, b) => a.index - b.index) };
+  return { messages: out, origin, actions: actions.sort((a, b) => a.index - b.index) };
 }

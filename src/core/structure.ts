@@ -92,6 +92,8 @@ function pairResult(calls: readonly CallRef[], answered: Uint8Array, id: string 
   return repeat < 0 ? { call: -1, pairing: 'stray' } : { call: repeat, pairing: 'duplicate' };
 }
 
+const KEYLESS = Object.freeze({ call: -1, pairing: 'stray' as Pairing });
+
 /**
  * Scans messages[from, to) once for call turns and pairs every result. `from` must not fall
  * inside a turn (a group start is always safe). Linear in the messages and their calls.
@@ -137,7 +139,8 @@ export function scanStructure<M>(messages: readonly M[], lens: MessageLens<M>, f
       if (carried.length === 0 || r.calls.length > 0) break;
       let fresh = 0;
       carried.forEach((result, slot) => {
-        const { call, pairing } = pairResult(calls, answered, result.id, result.name, strictNames);
+        // A result without the key its format pairs on answers nothing as sent (`keyless`).
+        const { call, pairing } = result.keyless ? KEYLESS : pairResult(calls, answered, result.id, result.name, strictNames);
         const placed: PlacedResult = { index: k, slot, result, pairing, turn: ordinal, call };
         if (pairing === 'answer') {
           answered[call] = 1;

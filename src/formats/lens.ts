@@ -3,6 +3,7 @@
  * keeps: everything it needs (role, calls opened, results answered, text) comes through a lens,
  * and what goes out is the caller's own objects.
  */
+import type { MessageRule } from '../core/validate/rules.js';
 
 /** The names of the wire formats a lens exists (or is planned) for. */
 export type FormatName =
@@ -51,6 +52,12 @@ export interface ResultRef {
   readonly idHint?: string;
   /** The result's text as sent to the model. */
   readonly content: string;
+  /**
+   * True when the result lacks the key its format pairs on (OpenAI: a `tool` message without a
+   * string `tool_call_id`, a `function` message without a `name`): as sent it answers no call, so
+   * pairing never matches it; repair re-keys it to the one open call of its run, or removes it.
+   */
+  readonly keyless?: boolean;
   /**
    * The arguments of the call this result answers, as the pairing scan matched them
    * (`withCallNames`); absent from a lens's own reading and where no call matched.
@@ -142,6 +149,12 @@ export interface MessageLens<M = unknown> {
    * "1"): results pair by position and name, and repair never makes ids unique within a turn.
    */
   readonly repeatsCallIds?: boolean;
+  /**
+   * True when a turn's results are read in call order, by position (Qwen-Agent renders them as
+   * `<tool_response>` blocks, one per `function` message): repair puts a turn's result messages
+   * in the order of its calls.
+   */
+  readonly resultsInCallOrder?: boolean;
   /**
    * True when reading a message is a few property loads (OpenAI Chat, Responses items, Qwen-Agent):
    * reading it again costs less than remembering the reading, so `memoizedLens` leaves the lens as
@@ -241,6 +254,13 @@ export interface MessageLens<M = unknown> {
    * (the user's text, other results); undefined when nothing would be left, so the message goes.
    */
   removeResult(message: M, slot: number): M | undefined;
+  /**
+   * The rules of the format's message shape that every provider of it enforces and pairing does
+   * not see (OpenAI: content null only on a message making calls, calls only on assistant
+   * messages; Anthropic: each block on its side). Repair applies each rule's fix, and refuses a
+   * history with a fault that has none; the profiles check the same rules.
+   */
+  readonly shapeRules?: readonly MessageRule<M>[];
   /**
    * Why `value` is not a message of this format, as a field (relative to the message, e.g.
    * `.role`) and the rule it breaks; undefined when it is one. Used for auto-detection and for

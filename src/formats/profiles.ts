@@ -44,12 +44,28 @@ export function validateMessages<M>(messages: readonly M[], profile?: ProfileNam
 }
 
 /**
+ * `repairWithLens`, then the format's own profile on what it gives: a rule repair could not
+ * satisfy without guessing (results split over messages of a format that pairs by position) is an
+ * `InputError` naming the input message and the rule. A broken history comes out fixed or refused,
+ * never passed on still broken; one with nothing to fix is not checked again.
+ */
+export function repairOrRefuse<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; actions: RepairAction[] } {
+  const fixed = repairWithLens(messages, lens);
+  if (fixed.actions.length === 0) return fixed;
+  const left = checkProfile(fixed.messages, profileFor(lens.format) as Profile<M>);
+  if (left.length === 0) return { messages: fixed.messages, actions: fixed.actions };
+  const v = left[0];
+  throw new InputError(`messages[${fixed.inputIndex(v.index)}]`, `${fixed.actions.length} change(s) made, and the repaired history still breaks a rule: ${v.message} (rule ${v.rule}); repair cannot settle this without guessing: fix the message, or pass repair: false to see every fault`);
+}
+
+/**
  * Fixes a broken incoming history (missing result -> synthetic error result in the format's
  * shape; orphan or duplicate result -> removed) and says what it did. With `provider`, call ids
  * are also made to fit that provider's rules (unique across the request, its id pattern), the same
  * in each call and its results. Untouched messages are the caller's own objects, in order; a
  * history with nothing to fix comes back as the same array. Repair runs only on a format that was
- * named or detected by evidence: it never deletes anything on a guess.
+ * named or detected by evidence: it never deletes anything on a guess. What it cannot fix without
+ * guessing is an `InputError` naming the message and the rule (see `repairOrRefuse`).
  */
 export function repairHistory<M>(messages: readonly M[], options: { readonly format?: FormatName | 'auto'; readonly provider?: ProfileName | Profile<M> } = {}): { messages: readonly M[]; actions: RepairAction[] } {
   const profile = options.provider === undefined ? undefined : (profileFor(options.provider, 'options.provider') as Profile<M>);
@@ -57,7 +73,7 @@ export function repairHistory<M>(messages: readonly M[], options: { readonly for
   if (profile && profile.lens.format !== lens.format) {
     throw new InputError('options.provider', `${profile.name} reads ${profile.lens.format} messages, but the messages are ${lens.format}`);
   }
-  const fixed = repairWithLens(messages, lens);
+  const fixed = repairOrRefuse(messages, lens);
   if (!profile?.ids) return fixed;
   const renamed = remapCallIds(fixed.messages, lens, profile.ids);
   if (renamed.actions.length === 0) return fixed;

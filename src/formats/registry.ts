@@ -54,8 +54,12 @@ export function selectLens(messages: unknown, format: FormatName | 'auto' = 'aut
   return chooseLens(messages, format, path, from).lens;
 }
 
-/** `selectLens`, also saying how the lens was chosen (repair runs only on a named or detected format). */
-export function chooseLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): { lens: MessageLens<any>; origin: LensOrigin } {
+/**
+ * `selectLens`, also saying how the lens was chosen (repair runs only on a named or detected
+ * format) and whether a message from `from` on breaks one of the lens's shape rules (`misshapen`:
+ * repair has something to fix or refuse even where the calls pair).
+ */
+export function chooseLens(messages: unknown, format: FormatName | 'auto' = 'auto', path = 'messages', from = 0): { lens: MessageLens<any>; origin: LensOrigin; misshapen: boolean } {
   if (!Array.isArray(messages)) throw new InputError(path, `must be an array of messages, got ${messages === null ? 'null' : typeof messages}`);
   let lens: MessageLens<any> | undefined;
   let origin: LensOrigin = 'named';
@@ -76,9 +80,12 @@ export function chooseLens(messages: unknown, format: FormatName | 'auto' = 'aut
     if (!lens) throw new InputError('format', `unsupported format ${JSON.stringify(format)} (supported: ${SUPPORTED_FORMATS.join(', ')}, auto)`);
   }
   // Messages before `from` were read with this lens before (a remembered history) and are not checked again.
+  const shapeRules = lens.shapeRules ?? [];
+  let misshapen = false;
   for (let i = from; i < messages.length; i++) {
     const p = lens.problem(messages[i]);
     if (p) throw new InputError(`${path}[${i}]${p.field}`, p.rule);
+    if (!misshapen) for (const rule of shapeRules) if (rule.fault(messages[i])) misshapen = true;
   }
-  return { lens: memoizedLens(lens), origin };
+  return { lens: memoizedLens(lens), origin, misshapen };
 }

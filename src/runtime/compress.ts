@@ -2,7 +2,8 @@ import { alignCut, headEnd, tailStart } from '../core/boundary.js';
 import { countBackward } from './count-backward.js';
 import { buildGroups, type Grouping } from '../core/groups.js';
 import { planView, type PlanDecisions, type ResolvedSummary } from '../core/plan.js';
-import { repairWithLens, type RepairAction } from '../core/repair.js';
+import { repairShapes, type RepairAction } from '../core/repair.js';
+import { repairOrRefuse } from '../formats/profiles.js';
 import { remapCallIds } from '../core/remap-ids.js';
 import { checkProfile, type Profile } from '../core/validate/validate.js';
 import type { Violation } from '../core/validate/rules.js';
@@ -338,9 +339,11 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
   let input = messages;
   let repaired: RepairAction[] = [];
   let grouping = buildGroups(input, lens, known ? { grouping: known.grouping, shared } : undefined);
-  // Grouping already knows whether anything is broken; only then is the repair pass run.
-  if (!grouping.regular && mayRepair) {
-    const r = repairWithLens(messages, lens);
+  // Grouping already knows whether anything is broken, and the lens check whether a message's own
+  // shape is; only then is the repair pass run. A shape is fixed (or refused) whatever the origin:
+  // that deletes nothing.
+  if ((!grouping.regular && mayRepair) || (chosen.misshapen && options.repair)) {
+    const r = mayRepair ? repairOrRefuse(messages, lens) : repairShapes(messages, lens);
     if (r.actions.length > 0) {
       input = r.messages;
       repaired = r.actions;

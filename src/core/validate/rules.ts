@@ -41,6 +41,38 @@ export interface Rule<M> {
   readonly check: (input: RuleInput<M>) => Violation[];
 }
 
+/**
+ * A rule of one message's own shape that pairing does not see (null content, calls on a role
+ * that cannot make them, a block on the wrong side): checked on each message, by the validator
+ * through `eachMessage` and by repair through the lens's `shapeRules`, from this one definition.
+ */
+export interface MessageRule<M> {
+  readonly id: RuleId;
+  /** Where `message` breaks the rule: the field (relative to the message, `.content`) and the provider's words; undefined when it keeps it. */
+  fault(message: M): { readonly field: string; readonly message: string } | undefined;
+  /**
+   * How repair meets a fault: fixed, where one fix loses nothing the message says (`fix`, and what
+   * it did in `done`); otherwise refused with an InputError naming the field, `advice` saying what
+   * the caller should do. Absent on rules repair meets elsewhere (pairing re-keys or removes).
+   */
+  readonly repair?: { fix(message: M): M; readonly done: string } | { readonly advice: string };
+}
+
+/** The profile rule that checks `rule` on every message, in index order; `at` writes where a fault is, as the provider does (`messages[3]`). */
+export function eachMessage<M>(rule: MessageRule<M>, at: (index: number, field: string) => string = (index) => `messages[${index}]`): Rule<M> {
+  return {
+    id: rule.id,
+    check({ messages }) {
+      const out: Violation[] = [];
+      messages.forEach((m, index) => {
+        const f = rule.fault(m);
+        if (f) out.push({ index, rule: rule.id, message: `${at(index, f.field)}: ${f.message}` });
+      });
+      return out;
+    },
+  };
+}
+
 const idText = (id: string | undefined, name: string | undefined) => id ?? (name ? `function ${name}` : '(no id)');
 
 /** I1/I3: every call is answered by the unbroken run of results right after the message that made it. */

@@ -6,6 +6,7 @@ import { serverToolJoins } from './server-tools.js';
 import { thinkingJoins } from './thinking.js';
 import type { AnthropicBlock, AnthropicMessage, AnthropicToolResultBlock } from './types.js';
 import { describe } from '../describe.js';
+import { blocksOnTheirSide } from './rules.js';
 
 /** A tool call's input as billed: its JSON text (the API takes an object; a string stays as sent). */
 function inputText(input: unknown): string {
@@ -152,6 +153,7 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
     return byThinking || byServerTools ? joins : undefined;
   },
   splitParallelCalls: false,
+  shapeRules: [blocksOnTheirSide],
   stringContentIsText: true,
   leadsWithUser: true,
   resultsInUserTurn: true,

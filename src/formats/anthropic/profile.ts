@@ -2,14 +2,14 @@ import { alphanumericId, type IdPolicy } from '../../core/remap-ids.js';
 import type { Profile } from '../../core/validate/validate.js';
 import { anthropicLens } from './lens.js';
 import {
-  ANTHROPIC_TOOL_ID, contentPresent, errorResultHasContent, resultsWithinUses, rolesAlternate, serverResultsHaveCall, serverToolsAnswered, startsWithUser, textNotBlank,
+  ANTHROPIC_TOOL_ID, blocksOnSide, contentPresent, errorResultHasContent, resultsWithinUses, rolesAlternate, serverResultsHaveCall, serverToolsAnswered, startsWithUser, textNotBlank,
   thinkingLeadsOpenLoop, thinkingNotLast, toolIdsFitAnthropic, toolIdsFitBedrock, toolResultHasUse, toolResultSingle, toolResultsFirst, toolUseAnswered, toolUseIdsUnique,
 } from './rules.js';
 import type { AnthropicMessage } from './types.js';
 
 /** The rules the Anthropic Messages API enforces with a 400 on tool use, server tools and thinking. */
 const ANTHROPIC_RULES = Object.freeze([
-  toolUseAnswered, toolResultHasUse, toolResultSingle, toolResultsFirst, toolUseIdsUnique, toolIdsFitAnthropic,
+  toolUseAnswered, toolResultHasUse, toolResultSingle, toolResultsFirst, toolUseIdsUnique, toolIdsFitAnthropic, blocksOnSide,
   serverToolsAnswered, serverResultsHaveCall, thinkingLeadsOpenLoop, thinkingNotLast,
 ]);
 

@@ -1,5 +1,5 @@
-import type { Rule, Violation } from '../../core/validate/rules.js';
-import { blocksOf, isBlock, isThinkingType, nthBlockIndex, usesThinking } from './blocks.js';
+import { eachMessage, type MessageRule, type Rule, type Violation } from '../../core/validate/rules.js';
+import { blocksOf, IN_PLACE_CALL_TYPES, isBlock, isInPlaceResultType, isThinkingType, nthBlockIndex, usesThinking } from './blocks.js';
 import { scanServerTools } from './server-tools.js';
 import { openLoopStart } from './thinking.js';
 import type { AnthropicMessage } from './types.js';
@@ -28,6 +28,33 @@ export const toolUseAnswered: Rule<AnthropicMessage> = {
     return out;
   },
 };
+
+/**
+ * Each block on its side: calls (`tool_use`, server tool calls) and server tool results are the
+ * model's, in assistant messages; a `tool_result` is the client's, in a user message. Where a
+ * misplaced block belongs cannot be told, so repair refuses it rather than guess.
+ */
+export const blocksOnTheirSide: MessageRule<AnthropicMessage> = {
+  id: 'block-wrong-role',
+  fault(m) {
+    if (!Array.isArray(m?.content)) return undefined;
+    for (let k = 0; k < m.content.length; k++) {
+      const b = m.content[k];
+      if (!isBlock(b)) continue;
+      if (m.role === 'user' && (b.type === 'tool_use' || IN_PLACE_CALL_TYPES.includes(b.type) || isInPlaceResultType(b.type))) {
+        return { field: `.content[${k}]`, message: `a \`${b.type}\` block in a user message: calls and server tool results belong in the assistant message that made them.` };
+      }
+      if (m.role === 'assistant' && b.type === 'tool_result') {
+        return { field: `.content[${k}]`, message: 'a `tool_result` block in an assistant message: a tool\'s result belongs in the user message right after its `tool_use`.' };
+      }
+    }
+    return undefined;
+  },
+  repair: { advice: 'move the block to the message it belongs in, or remove it (ctxfold does not guess where a call or a result belongs)' },
+};
+
+/** The profile rule of `blocksOnTheirSide`, placed as the API counts (`messages.3.content.1`). */
+export const blocksOnSide: Rule<AnthropicMessage> = eachMessage(blocksOnTheirSide, (index, field) => `messages.${index}${field.replace(/\[(\d+)\]/g, '.$1')}`);
 
 /** I2: every `tool_result` answers a `tool_use` of the message right before (also when a cut left it first, `messages.0`). */
 export const toolResultHasUse: Rule<AnthropicMessage> = {

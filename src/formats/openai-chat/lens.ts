@@ -3,6 +3,7 @@ import type { OpenAIChatMessage, OpenAIContentPart } from './types.js';
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { imagePartTokens } from './image-tokens.js';
 import { describe } from '../describe.js';
+import { callsFromAssistant, contentNotNull } from './rules.js';
 
 const ROLES: readonly string[] = Object.freeze(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
@@ -56,10 +57,12 @@ function readResults(m: OpenAIChatMessage): readonly ResultRef[] {
   if (m.role === 'tool') {
     const raw = m.tool_call_id as unknown;
     if (typeof raw === 'string') return [{ id: raw, content: contentText(m.content) }];
-    return [{ idHint: typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : undefined, content: contentText(m.content) }];
+    // Without a string id a tool message answers nothing, not even a legacy call (which has no id either).
+    return [{ idHint: typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : undefined, content: contentText(m.content), keyless: true }];
   }
   if (m.role === 'function') {
-    return [{ name: typeof m.name === 'string' ? m.name : undefined, content: contentText(m.content) }];
+    if (typeof m.name === 'string' && m.name !== '') return [{ name: m.name, content: contentText(m.content) }];
+    return [{ content: contentText(m.content), keyless: true }];
   }
   return NO_RESULTS;
 }
@@ -133,11 +136,15 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
     return n;
   },
   splitParallelCalls: false,
+  shapeRules: [callsFromAssistant, contentNotNull],
   cheapRead: true,
   stringContentIsText: true,
   summaryMessage: (text, role) => ({ role, content: text }),
   rekeyResult(m, _slot, call) {
-    if (call.id === undefined) return { ...m, role: 'function', name: call.name };
+    if (call.id === undefined) {
+      const { tool_call_id: _id, ...rest } = m; // the answer to a legacy call is a function message, named for it
+      return { ...rest, role: 'function', name: call.name };
+    }
     if (m.role !== 'function') return { ...m, tool_call_id: call.id };
     const { name: _name, ...rest } = m; // a legacy function result becomes the tool message of its call
     return { ...rest, role: 'tool', tool_call_id: call.id };

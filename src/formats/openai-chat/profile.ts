@@ -1,7 +1,7 @@
 import { callIdsUnique, callsAnswered, resultsHaveCall, resultsUnique } from '../../core/validate/rules.js';
 import type { Profile } from '../../core/validate/validate.js';
 import { openaiChatLens } from './lens.js';
-import { contentPresent, legacyFunctionShape, resultSentAsUser, toolMessageHasId } from './rules.js';
+import { callsOnAssistant, contentPresent, functionHasName, resultSentAsUser, toolMessageHasId } from './rules.js';
 import type { OpenAIChatMessage } from './types.js';
 
 /**
@@ -11,5 +11,5 @@ import type { OpenAIChatMessage } from './types.js';
 export const openaiProfile: Profile<OpenAIChatMessage> = {
   name: 'openai',
   lens: openaiChatLens,
-  rules: [callsAnswered, resultsHaveCall, resultsUnique, callIdsUnique, toolMessageHasId, legacyFunctionShape, contentPresent, resultSentAsUser],
+  rules: [callsAnswered, resultsHaveCall, resultsUnique, callIdsUnique, toolMessageHasId, functionHasName, callsOnAssistant, contentPresent, resultSentAsUser],
 };

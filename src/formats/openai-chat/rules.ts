@@ -1,54 +1,54 @@
 import type { CallRef } from '../lens.js';
-import type { Rule, Violation } from '../../core/validate/rules.js';
+import { eachMessage, type MessageRule, type Rule, type Violation } from '../../core/validate/rules.js';
 import type { OpenAIChatMessage } from './types.js';
 
 /** Rules of OpenAI Chat Completions that only its message shape has (the shared ones live in core/validate/rules.ts). */
 
-/** OpenAI: a tool message names the call it answers. */
-export const toolMessageHasId: Rule<OpenAIChatMessage> = {
+/** What OpenAI answers for calls on another role, and for null content. */
+const NOT_ASSISTANT_TEXT = "Invalid parameter: only messages with role 'assistant' can have a function call.";
+const CONTENT_NULL_TEXT = "Invalid value for 'content': expected a string, got null.";
+
+const makesCalls = (m: OpenAIChatMessage) => (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || !!m.function_call;
+
+/** OpenAI: a tool message names the call it answers (repair re-keys or removes one that does not). */
+export const toolMessageHasId: Rule<OpenAIChatMessage> = eachMessage<OpenAIChatMessage>({
   id: 'result-missing-id',
-  check({ messages }) {
-    const out: Violation[] = [];
-    messages.forEach((m, index) => {
-      if (m.role === 'tool' && typeof m.tool_call_id !== 'string') {
-        out.push({ index, rule: 'result-missing-id', message: `messages[${index}]: Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.` });
-      }
-    });
-    return out;
-  },
-};
+  fault: (m) => (m.role === 'tool' && typeof m.tool_call_id !== 'string' ? { field: '.tool_call_id', message: "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'." } : undefined),
+});
 
-/** OpenAI legacy: a function message names its function, and only assistants make function calls. */
-export const legacyFunctionShape: Rule<OpenAIChatMessage> = {
+/** OpenAI legacy: a function message names its function (repair names it after its call, or removes it). */
+export const functionHasName: Rule<OpenAIChatMessage> = eachMessage<OpenAIChatMessage>({
   id: 'function-missing-name',
-  check({ messages }) {
-    const out: Violation[] = [];
-    messages.forEach((m, index) => {
-      if (m.role === 'function' && (typeof m.name !== 'string' || m.name === '')) {
-        out.push({ index, rule: 'function-missing-name', message: `messages[${index}]: Missing parameter 'name': messages with role 'function' must have a 'name'.` });
-      }
-      if ((m.function_call || (Array.isArray(m.tool_calls) && m.tool_calls.length > 0)) && m.role !== 'assistant') {
-        out.push({ index, rule: 'function-call-not-assistant', message: `messages[${index}]: Invalid parameter: only messages with role 'assistant' can have a function call.` });
-      }
-    });
-    return out;
+  fault: (m) => (m.role === 'function' && (typeof m.name !== 'string' || m.name === '') ? { field: '.name', message: "Missing parameter 'name': messages with role 'function' must have a 'name'." } : undefined),
+});
+
+/**
+ * OpenAI: only assistant messages make calls (`tool_calls`, a legacy `function_call`). Who made
+ * calls found on another role cannot be told, so repair refuses them rather than guess.
+ */
+export const callsFromAssistant: MessageRule<OpenAIChatMessage> = {
+  id: 'function-call-not-assistant',
+  fault(m) {
+    if (m.role === 'assistant') return undefined;
+    if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) return { field: '.tool_calls', message: NOT_ASSISTANT_TEXT };
+    return m.function_call ? { field: '.function_call', message: NOT_ASSISTANT_TEXT } : undefined;
   },
+  repair: { advice: 'move the calls to the assistant message that made them, or remove them (ctxfold does not guess who made a call)' },
 };
 
-/** OpenAI: content may be null only on an assistant message that makes calls. */
-export const contentPresent: Rule<OpenAIChatMessage> = {
+/**
+ * OpenAI: content may be null (or absent) only on an assistant message that makes calls. Repair
+ * sends it as '': an empty text says what null did.
+ */
+export const contentNotNull: MessageRule<OpenAIChatMessage> = {
   id: 'content-null',
-  check({ messages }) {
-    const out: Violation[] = [];
-    messages.forEach((m, index) => {
-      const makesCalls = (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || !!m.function_call;
-      if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && makesCalls)) {
-        out.push({ index, rule: 'content-null', message: `messages[${index}]: Invalid value for 'content': expected a string, got null.` });
-      }
-    });
-    return out;
-  },
+  fault: (m) => ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && makesCalls(m)) ? { field: '.content', message: CONTENT_NULL_TEXT } : undefined),
+  repair: { fix: (m) => ({ ...m, content: '' }), done: "sent as '' (an empty text)" },
 };
+
+/** The profile rules of the two message rules above. */
+export const callsOnAssistant: Rule<OpenAIChatMessage> = eachMessage(callsFromAssistant);
+export const contentPresent: Rule<OpenAIChatMessage> = eachMessage(contentNotNull);
 
 /** Shortest call id searched for in user text: shorter ids would match ordinary words. */
 const MIN_ID_IN_TEXT = 6;

@@ -105,6 +105,7 @@ export const qwenAgentLens: MessageLens<QwenAgentMessage> = {
   atomicJoins: joinResponses,
   splitParallelCalls: true,
   repeatsCallIds: true,
+  resultsInCallOrder: true,
   cheapRead: true,
   stringContentIsText: true,
   // Qwen-Agent checks that a result names its call's function; and its Nous prompt gives every call
