@@ -61,6 +61,14 @@ describe('the recall note and the tool definition', () => {
     expect(out.length).toBeLessThan(text.length);
     expect(shorten('no note here\nsecond line', 100)).toBe('no note here\nsecond line');
   });
+
+  test('where nothing of the summary fits beside its note, the note stands alone (absent only when it alone does not fit)', () => {
+    const body = Array.from({ length: 40 }, (_, i) => `line ${i} with a few words of summary`).join('\n');
+    const note = recallNoteSuffix(12).slice(1);
+    const shorten = keepingRecallNote((t, max) => keepNewestLines(t, max, counter.text), counter.text);
+    expect(shorten(body + recallNoteSuffix(12), counter.text(note) + 2)).toBe(note);
+    expect(shorten(body + recallNoteSuffix(12), counter.text(note) - 1)).toBe('');
+  });
 });
 
 describe('the compressor names recallable messages in the summary', () => {

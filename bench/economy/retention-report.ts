@@ -16,13 +16,13 @@ import { createTokenCounter, type OpenAIChatMessage } from '../../src/index.js';
 import { DOMAINS } from '../fixtures/domains/index.js';
 import { FAIR_BUDGET_RULE } from '../budget.js';
 import { measureRetention, type RetentionRow, type RetentionSystem } from './retention.js';
-import { CTXFOLD_BACKGROUND, CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, NAIVE_CUT, RETENTION_SYSTEMS } from './retention-systems.js';
+import { CTXFOLD_BACKGROUND, CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, CTXFOLD_RECALL_BACKGROUND, NAIVE_CUT, RETENTION_SYSTEMS } from './retention-systems.js';
 
 /** Shares of the fair budget (`floor + F x rest`). */
 const SHARES = [0.1, 0.25, 0.5];
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const corpusFile = join(root, '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
-const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, NAIVE_CUT, CTXFOLD_RECALL, CTXFOLD_NO_SUMMARY, CTXFOLD_BACKGROUND];
+const systems: RetentionSystem[] = [...RETENTION_SYSTEMS, NAIVE_CUT, CTXFOLD_RECALL, CTXFOLD_NO_SUMMARY, CTXFOLD_BACKGROUND, CTXFOLD_RECALL_BACKGROUND];
 
 function pct(x: number): string {
   return Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`;
@@ -40,11 +40,11 @@ function table(title: string, rows: readonly RetentionRow[], log: (line: string)
   const lines = [
     `\n### ${title}`,
     '',
-    '| F | system | mean kept | worst tenth | kept, good views only | worst tenth | reachable (recall) | worst tenth | reused kept | within budget | valid | sent/budget (median) | errors |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| F | system | mean kept | worst tenth | kept, good views only | worst tenth | reachable (recall) | worst tenth | reused kept | within budget | valid | sent/budget (median) | recall announced | errors |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
-    lines.push(`| ${r.share} | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.meanKeptGood)} | ${pct(r.worstTenthGood)} | ${pct(r.meanReachable)} | ${pct(r.worstTenthReachable)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${r.errors} |`);
+    lines.push(`| ${r.share} | ${r.system} | ${pct(r.meanKept)} | ${pct(r.worstTenth)} | ${pct(r.meanKeptGood)} | ${pct(r.worstTenthGood)} | ${pct(r.meanReachable)} | ${pct(r.worstTenthReachable)} | ${pct(r.reusedKept)} | ${pct(r.withinBudget)} | ${pct(r.valid)} | ${Number.isNaN(r.medianSent) ? '-' : r.medianSent.toFixed(2)} | ${pct(r.recallAnnounced)} | ${r.errors} |`);
   }
   const first = rows[0];
   if (first) {

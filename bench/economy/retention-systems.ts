@@ -90,6 +90,36 @@ export const CTXFOLD_BACKGROUND: RetentionSystem = {
   },
 };
 
+/**
+ * `CTXFOLD_BACKGROUND` with recall on (`createCompressor({ recall: true })`): the same replay;
+ * its views name the recall tool wherever they summarize or clear, and what its summaries replaced
+ * is kept in its store (reachable: the originals of every message before the view's tail).
+ */
+export const CTXFOLD_RECALL_BACKGROUND: RetentionSystem = {
+  name: 'ctxfold + recall, background',
+  run: async (messages, budget) => {
+    const { counter: _own, maxContextTokens: _budget, ...options } = planning(budget);
+    const system = compressorSystem('ctxfold + recall, background', { ...options, recall: true });
+    try {
+      for (let end = 1; end <= messages.length; end++) {
+        if (end < messages.length && messages[end].role !== 'assistant') continue;
+        if (messages[end - 1].role === 'assistant') continue;
+        await system.viewOf(messages.slice(0, end), budget, 'retention');
+      }
+      const view = await system.viewOf(messages, budget, 'retention');
+      const sent = new Set(view);
+      // What recall can give back: the messages the view does not send that a summary covers
+      // (the store keeps them) or that it cleared; read from the view's own summary count.
+      const summary = view.find((m) => typeof m.content === 'string' && m.content.startsWith('[Summary of'));
+      const covered = summary ? Number(/^\[Summary of (\d+)/.exec(String(summary.content))?.[1] ?? 0) : 0;
+      const recallable = messages.slice(1, 1 + covered).filter((m) => !sent.has(m));
+      return { view, recallable };
+    } finally {
+      await system.close();
+    }
+  },
+};
+
 /** The same planning without any summary: what ctxfold keeps by cutting alone. */
 export const CTXFOLD_NO_SUMMARY: RetentionSystem = {
   name: 'ctxfold, no summary',

@@ -79,6 +79,12 @@ export interface RetentionRow {
    */
   readonly ceiling: number;
   readonly ceilingWorstTenth: number;
+  /**
+   * Of the views whose history was summarized or cleared (they hold a summary or a cleared
+   * result), the share that tells the model how to recall (they name `ctxfold_recall`); NaN when
+   * none was. What a system with recall must reach 100% on.
+   */
+  readonly recallAnnounced: number;
   /** Runs that threw (counted as keeping nothing, invalid and over budget). */
   readonly errors: number;
   /**
@@ -145,6 +151,9 @@ function sumKinds(list: readonly Sample[]): Partial<Record<FactKind, number>> {
 }
 
 interface Sample {
+  /** The view holds a summary or a cleared result; and it names the recall tool. */
+  folded?: boolean;
+  announced?: boolean;
   kept: number;
   reachable: number;
   reused: number | undefined;
@@ -269,7 +278,10 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
             const kind = kindOf.get(value)!;
             missed[kind] = (missed[kind] ?? 0) + 1;
           }
+          const text = JSON.stringify(view);
           sample = {
+            folded: text.includes('[Summary of') || text.includes('[tool result cleared'),
+            announced: text.includes('ctxfold_recall'),
             kept: inView.share,
             missed,
             reachable: recallable.length > 0 ? retentionOfFacts(facts, [...view, ...recallable]).share : inView.share,
@@ -315,6 +327,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
         feasible: n === 0 ? Number.NaN : (feasible.get(share) ?? 0) / n,
         ceiling: mean(ceilings.get(share) ?? []),
         ceilingWorstTenth: percentile(ceilings.get(share) ?? [], 0.1),
+        recallAnnounced: ((folded) => (folded.length === 0 ? Number.NaN : folded.filter((s) => s.announced).length / folded.length))(list.filter((s) => s.folded)),
         errors: list.filter((s) => s.error).length,
         missedByKind: sumKinds(list),
       });

@@ -103,6 +103,24 @@ export interface PlanDecisions {
    */
   readonly summarize?: SummarizeRange;
   readonly notes: readonly string[];
+  /** How the view's tokens split (`ViewSplit`); they add up to `tokensAfter`. */
+  readonly split: ViewSplit;
+}
+
+/**
+ * How a view's tokens are spent: the head (`keepFirst` and system messages), the summary, the
+ * turns sent word for word between them and what is never dropped (`middle`), what is never
+ * dropped at the end (`tail`: from `protectedStart` on, and a held last user turn), the notes the
+ * plan puts in (between turns of one role, before a leading model turn) and the request's own
+ * overhead (reply priming, tool definitions, response format). They add up to the view's tokens.
+ */
+export interface ViewSplit {
+  readonly head: number;
+  readonly summary: number;
+  readonly middle: number;
+  readonly tail: number;
+  readonly notes: number;
+  readonly overhead: number;
 }
 
 /**
@@ -698,6 +716,16 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     notes.push(`the smallest valid view is ${total} tokens, over the limit of ${limit}: the head (keepFirst), system messages, the kept tail (keepLast${yields ? '' : '; keepLastYields lets it give way'}) and the last user turn are never dropped or split${cleared}`);
   }
   const collapsedFinal = collapsed.filter((c) => reason[c.index] === DROP.kept);
+  const split = { head: 0, summary: summaryMessage ? summaryTokens ?? 0 : 0, middle: 0, tail: 0, notes: 0, overhead: options.requestOverheadTokens };
+  const collapsedAt = new Map(collapsed.map((c) => [c.index, c.tokensAfter]));
+  for (let i = 0; i < n; i++) {
+    if (reason[i] !== DROP.kept) continue;
+    const t = collapsedAt.get(i) ?? tokens[i];
+    if (i < hEnd || grouping.pinned[i]) split.head += t;
+    else if (i >= protectedStart || held(i)) split.tail += t;
+    else split.middle += t;
+  }
+  split.notes = total - split.head - split.summary - split.middle - split.tail - split.overhead;
 
   let summarize: PlanDecisions['summarize'];
   const threshold = options.compressionThresholdTokens;
@@ -734,6 +762,7 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
       minimumTokens,
       summarize,
       notes,
+      split,
     },
   };
 }

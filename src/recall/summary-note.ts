@@ -11,7 +11,9 @@ export function recallNoteSuffix(coveredMessages: number): string {
 /**
  * A shortener that keeps the recall note: a text ending with a note is shortened without it (to
  * the room less the note's tokens) and the note is put back; any other text goes to `base` as is.
- * Invariant: the note is either whole at the end or absent (when nothing of the summary fits).
+ * Where nothing of the summary fits beside it, the note stands alone, so the model still learns
+ * what it can recall. Invariant: the note is whole at the end, or absent only when it alone does
+ * not fit.
  */
 export function keepingRecallNote(base: SummaryShortener, count: TextCounter): SummaryShortener {
   return (text, maxTokens) => {
@@ -19,6 +21,8 @@ export function keepingRecallNote(base: SummaryShortener, count: TextCounter): S
     if (!m) return base(text, maxTokens);
     const body = text.slice(0, m.index);
     const shortened = base(body, maxTokens - count(m[0]) - 1);
-    return shortened.trim() === '' ? '' : shortened + m[0];
+    if (shortened.trim() !== '') return shortened + m[0];
+    const note = m[0].slice(1);
+    return count(note) <= maxTokens ? note : '';
   };
 }

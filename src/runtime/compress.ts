@@ -72,6 +72,14 @@ export interface CompressReport {
     readonly shortened: boolean;
     readonly note?: string;
   };
+  /**
+   * How the view's tokens split, adding up to `tokensAfter`: the head (`keepFirst`, system
+   * messages), the summary, the turns sent word for word between them and the kept tail
+   * (`middle`), the kept tail (`tail`, from `protectedStart` on), notes the plan put in, the
+   * request's tool definitions and response format (`tools`), and its fixed overhead. The reply's
+   * reserve (`reservedOutputTokens`) comes on top, within `maxContextTokens`.
+   */
+  readonly split: { readonly head: number; readonly summary: number; readonly middle: number; readonly tail: number; readonly notes: number; readonly tools: number; readonly overhead: number };
   /** Counts of messages left out, by reason (cheap; `dropped` lists them with ids). */
   readonly droppedCounts: { readonly summarized: number; readonly budget: number };
   /** Every message left out, with its id and why. Computed on first read (ids cost a hash each). */
@@ -465,6 +473,7 @@ export function analyzeContext<M = OpenAIChatMessage>(messages: readonly M[], op
           ? (d.notes.find((n) => n.startsWith('summary left out')) ?? summaryNote ?? 'summary not applied: everything it covers is in the kept tail, which is sent as it is')
           : summaryNote),
       },
+      split: { head: d.split.head, summary: d.split.summary, middle: d.split.middle, tail: d.split.tail, notes: d.split.notes, tools: extraTokens, overhead: d.split.overhead - extraTokens },
       droppedCounts: droppedCounts(d.dropped),
       get dropped() {
         return listDropped();
