@@ -6,6 +6,7 @@
  *
  * Prints the time table (median ms per request, good views), the goals, the adapter overhead
  * table, the proxy load table and the fact retention table. Refuses a quick run's results.
+ * `--economy` prints the fair-budget retention table from `bench/results/economy.json` instead.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,8 +88,41 @@ function ms(x: number | null | undefined): string {
   return x.toFixed(2);
 }
 
+/** The fair-budget retention table's columns (`--economy`, from economy.json): header, system, figures. */
+const FAIR_COLUMNS: [string, string, (r: RetentionFigures) => [number, number]][] = [
+  ['ctxfold one-shot', 'ctxfold', (r) => [r.meanKept, r.worstTenth]],
+  ['ctxfold background', 'ctxfold, background (createCompressor)', (r) => [r.meanKept, r.worstTenth]],
+  ['+ recall (background), reachable', 'ctxfold + recall, background', (r) => [r.meanReachable, r.worstTenthReachable]],
+  ['naive newest-groups cut', 'naive newest-groups cut', (r) => [r.meanKept, r.worstTenth]],
+  ['trimMessages', 'langchain trimMessages', (r) => [r.meanKept, r.worstTenth]],
+  ['pruneMessages + cut', 'ai-sdk pruneMessages', (r) => [r.meanKept, r.worstTenth]],
+  ['slice(-N), good views', 'slice(-N)', (r) => [r.meanKeptGood, r.worstTenthGood]],
+  ['ceiling', 'ctxfold', (r) => [r.ceiling, r.ceilingWorstTenth]],
+];
+
+/** `--economy`: the fair-budget retention table of `bench/results/economy.json` (a full `--economy` run). */
+function economyTable(root: string): void {
+  const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'economy.json'), 'utf8')) as { mode: string; date: string; machine: { node: string }; retention: { title: string; rows: (RetentionFigures & { recallAnnounced?: number })[] }[] };
+  if (results.mode !== 'full') throw new Error(`economy.json holds a ${results.mode} run; the README cites full runs only`);
+  const lines = [`Run of ${results.date.slice(0, 10)} (Node ${results.machine.node.replace(/^v/, '')}), budget = floor + F x rest; mean (worst tenth):`, ''];
+  lines.push(`| conversations | F | ${FAIR_COLUMNS.map(([h]) => h).join(' | ')} | recall announced |`, `| --- | ---: |${FAIR_COLUMNS.map(() => ' ---: |').join('')} ---: |`);
+  for (const table of results.retention) {
+    const name = table.title.replace(/ \(.*$/, '');
+    for (const share of [...new Set(table.rows.map((r) => r.share))]) {
+      const cells = FAIR_COLUMNS.map(([, system, figures]) => {
+        const row = table.rows.find((r) => r.system === system && r.share === share);
+        return row === undefined ? '-' : keptText(figures(row));
+      });
+      const announced = table.rows.find((r) => r.system === 'ctxfold + recall, background' && r.share === share)?.recallAnnounced;
+      lines.push(`| ${name} | ${share} | ${cells.join(' | ')} | ${announced === undefined || announced === null || Number.isNaN(announced) ? '-' : `${(100 * announced).toFixed(1)}%`} |`);
+    }
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 function main(): void {
   const root = fileURLToPath(new URL('../../', import.meta.url));
+  if (process.argv.includes('--economy')) return economyTable(root);
   const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as Results;
   if (results.mode !== 'full') throw new Error(`latest.json holds a ${results.mode} run; the README cites full runs only`);
   const find = (workload: string, mode: string, system: string) => results.rows.find((r) => r.workload === workload && r.mode === mode && r.system === system);
