@@ -7,7 +7,9 @@ const config: Config = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.tsx?$': ['ts-jest', { useESM: true }] },
-  testTimeout: 60_000,
+  // A guard against a hang, not a speed check: a busy 2-core host may take minutes over a replay
+  // that takes seconds when idle, and every loop in the tests is bounded.
+  testTimeout: 600_000,
   reporters: ['default', '<rootDir>/__tests__/helpers/plain-summary-reporter.mjs'],
 };
 
