@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { get_encoding, type TiktokenEncoding } from 'tiktoken';
 import { splitsLikeTiktoken } from '../src/tokens/pretokenize.js';
-import { freeEncoders, SINGLE_TOKEN_AFTER, SINGLE_TOKEN_RANKS, singleTokenTexts, tiktokenCounter } from '../src/tokens/tiktoken.js';
+import { countInPieces, freeEncoders, SINGLE_TOKEN_AFTER, SINGLE_TOKEN_RANKS, singleTokenTexts, tiktokenCounter } from '../src/tokens/tiktoken.js';
 import { propertyParams } from './helpers/property-runs.js';
 
 /**
@@ -136,5 +136,14 @@ describe('counting by tiktoken pieces split in JavaScript', () => {
     }
     expect(count(run)).toBe(expected);
     expect(count(run)).toBe(expected);
+  });
+
+  test('a long run of a character tiktoken encodes whole (Thai) counts as its slices encoded one by one', () => {
+    const enc = get_encoding('o200k_base');
+    const count = tiktokenCounter('o200k_base');
+    const run = `ok ${'\u0e01'.repeat(100_000)} ok`;
+    expect(splitsLikeTiktoken(run)).toBe(false);
+    expect(count(run)).toBe(countInPieces(run, (t) => enc.encode_ordinary(t).length));
+    expect(count(run)).toBe(count(run));
   });
 });

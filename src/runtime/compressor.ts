@@ -71,6 +71,10 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     repair: o.repair ?? true,
     historyCache,
   };
+  // Where the plan counts lazily, the sliced count stops past what a view could hold (twice the
+  // larger of window and threshold, room for the request's calibration); the plan counts any rest.
+  const sliceCountLimit = plan.maxContextTokens !== undefined && plan.collapseMinChars === undefined
+    ? 2 * Math.max(plan.maxContextTokens, threshold ?? 0) : Infinity;
   const store = o.store ?? new MemoryStore();
   const recall = resolveRecallOption(o.recall, plan.maxContextTokens);
   if (recall && !hasOriginals(store)) {
@@ -215,7 +219,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     // while the store answers; the view is still made of the caller's own message objects.
     const messages = given.slice();
     // A long history is counted in slices first, so its cold count never blocks other requests.
-    const recalled = await countInSlices(historyCache, chatId, messages, counter, request?.format ?? format);
+    const recalled = await countInSlices(historyCache, chatId, messages, counter, request?.format ?? format, sliceCountLimit);
     let state: ChatState | undefined;
     let storeFailed = false;
     try {

@@ -201,6 +201,30 @@ export function countInPieces(text: string, encode: (piece: string) => number): 
 const MAX_PIECES = 1 << 16;
 
 /**
+ * `count`, remembering the counts of texts up to `RUN_SLICE_CHARS` long (at most `MAX_PIECES`,
+ * two generations): the same numbers as `count`, since tiktoken's count of a text never changes.
+ * For texts encoded whole by tiktoken: a long run of one character outside the settled ranges
+ * (Thai, Devanagari) is thousands of equal slices, each otherwise a call into WASM.
+ */
+function rememberingSlices(count: (text: string) => number): (text: string) => number {
+  let young = new Map<string, number>();
+  let old = new Map<string, number>();
+  return (text) => {
+    if (text.length > RUN_SLICE_CHARS) return count(text);
+    let n = young.get(text);
+    if (n === undefined) {
+      n = old.get(text) ?? count(text);
+      if (young.size >= MAX_PIECES) {
+        old = young;
+        young = new Map();
+      }
+      young.set(text, n);
+    }
+    return n;
+  };
+}
+
+/**
  * A text counter on tiktoken's `encoding`, looked up per count so it keeps working after
  * `freeEncoders()`. For o200k_base and cl100k_base a text whose characters split alike in both
  * regex engines (`splitsLikeTiktoken`) is split into tiktoken's own pieces in JavaScript, and only
@@ -208,12 +232,14 @@ const MAX_PIECES = 1 << 16;
  * fraction of the cost; in a process that has counted much, a piece that is one token by itself
  * (`singleTokenTexts`) is not encoded either. A piece of `LONG_RUN` length is counted in
  * `RUN_SLICE_CHARS` slices, as `countInPieces` does, and a text longer than `WINDOW_CHARS` is
- * split in windows. The piece memory is this counter's own and bounded (`MAX_PIECES`).
+ * split in windows. A text encoded whole is sliced the same way, its short slices remembered
+ * (`rememberingSlices`). The piece memory is this counter's own and bounded (`MAX_PIECES`).
  */
 export function tiktokenCounter(encoding: TiktokenEncoding): TextCounter {
   const whole = (text: string) => sharedEncoder(encoding).encode_ordinary(text).length;
   const split = piecesSplitter(encoding);
-  if (split === undefined) return (t) => countInPieces(t, whole);
+  const wholeSlices = rememberingSlices(whole);
+  if (split === undefined) return (t) => countInPieces(t, wholeSlices);
   let young = new Map<string, number>();
   let old = new Map<string, number>();
   let total = 0;
@@ -243,7 +269,7 @@ export function tiktokenCounter(encoding: TiktokenEncoding): TextCounter {
   };
   return (t) => {
     if (t.length === 0) return 0;
-    if (!splitsLikeTiktoken(t)) return countInPieces(t, whole);
+    if (!splitsLikeTiktoken(t)) return countInPieces(t, wholeSlices);
     if (t.length <= WINDOW_CHARS) return byPieces(t);
     let sum = 0;
     for (let start = 0; start < t.length;) {
