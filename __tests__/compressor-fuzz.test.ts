@@ -140,8 +140,6 @@ describe('the compressor under random edits and faults', () => {
     expect(requests).toBeGreaterThan(2 * runs);
 
     expect(summariesDone).toBeGreaterThan(runs / 4);
-    // A job that widens its fold calls the summarizer again, so more of the scripted faults land
-    // in a job: fewer summaries reach a view than jobs end, still a fifth of the runs at least.
-    expect(summariesApplied).toBeGreaterThan(runs / 5);
+    expect(summariesApplied).toBeGreaterThan(runs / 4);
   }, 180_000);
 });

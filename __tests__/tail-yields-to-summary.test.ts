@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { compressContext, compressWithSummary, createCompressor, createExtractiveSummarizer, createTokenCounter, validateMessages } from '../src/index.js';
+import { compressContext, compressWithSummary, createExtractiveSummarizer, createTokenCounter, validateMessages } from '../src/index.js';
 import type { OpenAIChatMessage } from '../src/formats/openai-chat/types.js';
 import { openaiChatLens } from '../src/formats/openai-chat/lens.js';
 import { Fingerprints } from '../src/runtime/fingerprints.js';
@@ -77,31 +77,5 @@ describe('the kept tail yields to the summary', () => {
     const strictText = JSON.stringify(strict.messages);
     expect(strict.report.overBudget).toBe(true);
     expect(kept.length).toBeGreaterThan(amounts.filter((a) => strictText.includes(a)).length);
-  });
-
-  test('createCompressor: once its job settles, the same request keeps as many records as the one-shot', async () => {
-    const history = session(8);
-    const lastUser = history.length - 1;
-    const floor = tokensOf([history[0], history[lastUser]]);
-    const maxContextTokens = floor + Math.floor(0.25 * (tokensOf(history) - floor));
-    const options = { counter, maxContextTokens, compressionThresholdTokens: Math.floor(0.75 * maxContextTokens), keepFirst: 1, keepLast: 6 };
-    const amounts = Array.from({ length: 8 }, (_, k) => String(130 + 17 * k));
-    const kept = (view: readonly OpenAIChatMessage[]) => amounts.filter((a) => JSON.stringify(view).includes(a)).length;
-    const oneShot = await compressWithSummary(history, { ...options, summarizer: createExtractiveSummarizer({ countTokens: counter.text }) });
-    const compressor = createCompressor({ ...options, summarizer: createExtractiveSummarizer({ countTokens: counter.text }) });
-    try {
-      const first = await compressor.compress('chat', history);
-      compressor.afterResponse('chat', history, first.report);
-      await compressor.drain();
-      const { messages, report } = await compressor.compress('chat', history);
-      expect(report.summary.applied).toBe(true);
-      expect(report.tokensAfter).toBeLessThanOrEqual(maxContextTokens);
-      expect(validateMessages(messages, 'openai')).toEqual([]);
-      // The summary took in the kept tail's older rounds: their records are in view.
-      expect(report.summary.coveredMessages).toBeGreaterThan(history.length - 6 - 1);
-      expect(kept(messages)).toBeGreaterThanOrEqual(kept(oneShot.messages));
-    } finally {
-      await compressor.close();
-    }
   });
 });

@@ -91,8 +91,6 @@ function ms(x: number | null | undefined): string {
 /** The fair-budget retention table's columns (`--economy`, from economy.json): header, system, figures. */
 const FAIR_COLUMNS: [string, string, (r: RetentionFigures) => [number, number]][] = [
   ['ctxfold one-shot', 'ctxfold', (r) => [r.meanKept, r.worstTenth]],
-  ['ctxfold background', 'ctxfold, background (createCompressor)', (r) => [r.meanKept, r.worstTenth]],
-  ['+ recall (background), reachable', 'ctxfold + recall, background', (r) => [r.meanReachable, r.worstTenthReachable]],
   ['naive newest-groups cut', 'naive newest-groups cut', (r) => [r.meanKept, r.worstTenth]],
   ['trimMessages', 'langchain trimMessages', (r) => [r.meanKept, r.worstTenth]],
   ['pruneMessages + cut', 'ai-sdk pruneMessages', (r) => [r.meanKept, r.worstTenth]],
@@ -102,10 +100,10 @@ const FAIR_COLUMNS: [string, string, (r: RetentionFigures) => [number, number]][
 
 /** `--economy`: the fair-budget retention table of `bench/results/economy.json` (a full `--economy` run). */
 function economyTable(root: string): void {
-  const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'economy.json'), 'utf8')) as { mode: string; date: string; machine: { node: string }; retention: { title: string; rows: (RetentionFigures & { recallAnnounced?: number })[] }[] };
+  const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'economy.json'), 'utf8')) as { mode: string; date: string; machine: { node: string }; retention: { title: string; rows: RetentionFigures[] }[] };
   if (results.mode !== 'full') throw new Error(`economy.json holds a ${results.mode} run; the README cites full runs only`);
   const lines = [`Run of ${results.date.slice(0, 10)} (Node ${results.machine.node.replace(/^v/, '')}), budget = floor + F x rest; mean (worst tenth):`, ''];
-  lines.push(`| conversations | F | ${FAIR_COLUMNS.map(([h]) => h).join(' | ')} | recall announced |`, `| --- | ---: |${FAIR_COLUMNS.map(() => ' ---: |').join('')} ---: |`);
+  lines.push(`| conversations | F | ${FAIR_COLUMNS.map(([h]) => h).join(' | ')} |`, `| --- | ---: |${FAIR_COLUMNS.map(() => ' ---: |').join('')}`);
   for (const table of results.retention) {
     const name = table.title.replace(/ \(.*$/, '');
     for (const share of [...new Set(table.rows.map((r) => r.share))]) {
@@ -113,8 +111,7 @@ function economyTable(root: string): void {
         const row = table.rows.find((r) => r.system === system && r.share === share);
         return row === undefined ? '-' : keptText(figures(row));
       });
-      const announced = table.rows.find((r) => r.system === 'ctxfold + recall, background' && r.share === share)?.recallAnnounced;
-      lines.push(`| ${name} | ${share} | ${cells.join(' | ')} | ${announced === undefined || announced === null || Number.isNaN(announced) ? '-' : `${(100 * announced).toFixed(1)}%`} |`);
+      lines.push(`| ${name} | ${share} | ${cells.join(' | ')} |`);
     }
   }
   process.stdout.write(`${lines.join('\n')}\n`);
