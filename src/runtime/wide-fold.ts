@@ -4,9 +4,6 @@ import type { RollingResult } from '../summarize/rolling.js';
 /** Tokens kept back from a wider fold's room for its frame's longer count of covered messages. */
 const WIDER_FRAME_MARGIN = 4;
 
-/** Below this room a summary may hold its goal alone, with no room for the ledger's count of facts. */
-const TELLING_ROOM = 64;
-
 /** What `widenFold` works from. */
 export interface WideFoldInput {
   /** The summary folded to `range.end`, and the room it was given (absent: no limit). */
@@ -57,18 +54,6 @@ export async function widenFold(input: WideFoldInput): Promise<{ readonly folded
   let dropped = droppedFacts(folded);
   if (!fits) dropped = Number.POSITIVE_INFINITY;
   let room = roomAtEnd;
-  // A room too small for a ledger's count says nothing of what was left out: try the room the
-  // budget leaves at the same end once, and go on from it when it tells.
-  if (dropped === undefined && input.firstRoom !== undefined && input.firstRoom < TELLING_ROOM && roomAtEnd > input.firstRoom) {
-    const probe = await attempt(range.end, roomAtEnd);
-    const droppedProbe = probe && droppedFacts(probe);
-    if (probe && droppedProbe !== undefined) {
-      folded = probe;
-      dropped = droppedProbe;
-    } else {
-      return { folded, end, roomTokens: input.firstRoom };
-    }
-  }
   // The frame names how many messages it covers: a few more digits may cost a token or two.
   const budgetRoom = (to: number) => Math.max(1, roomAtEnd + unpinned(range.end, to) - WIDER_FRAME_MARGIN);
   for (const wideEnd of input.widths) {
@@ -83,7 +68,7 @@ export async function widenFold(input: WideFoldInput): Promise<{ readonly folded
     room = wideRoom;
     dropped = droppedWider;
   }
-  if (end === range.end || dropped === undefined) return { folded, end, roomTokens: folded === input.first ? input.firstRoom : room };
+  if (end === range.end || dropped === undefined) return { folded, end, roomTokens: end === range.end ? input.firstRoom : room };
   const unused = room - countText(folded.summary);
   let back = end;
   let given = 0;
