@@ -122,3 +122,26 @@ describe('one-shot fold: a summary short of room takes in the turns it would lea
     expect(widened).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe('one-shot fold with the default threshold', () => {
+  test('a window alone summarizes what the view cannot send (75% of the window, as createCompressor)', async () => {
+    const history = lookups(60);
+    const tokens = compressContext(history, { counter }).report.tokensBefore;
+    const window = Math.floor(tokens / 3);
+    const result = await compressWithSummary(history, { maxContextTokens: window, counter, summarizer });
+    // Judged by the text sent, not by the report: the dropped references are in a summary message.
+    const sent = JSON.stringify(result.messages);
+    const older = Array.from({ length: 30 }, (_, k) => `REF-${4000 + k}-X${k % 10}`);
+    expect(result.coveredIds.length).toBeGreaterThan(0);
+    expect(older.filter((ref) => sent.includes(ref)).length).toBeGreaterThan(older.length / 2);
+    expect(compressContext(result.messages as OpenAIChatMessage[], { counter }).report.tokensBefore).toBeLessThanOrEqual(window);
+  });
+
+  test('an explicit threshold still decides: above the view, nothing is summarized', async () => {
+    const history = lookups(20);
+    const tokens = compressContext(history, { counter }).report.tokensBefore;
+    const result = await compressWithSummary(history, { maxContextTokens: tokens * 2, compressionThresholdTokens: tokens * 3, counter, summarizer });
+    expect(result.coveredIds).toEqual([]);
+    expect(result.messages).toEqual(history);
+  });
+});

@@ -28,7 +28,6 @@ function counter(): TokenCounter {
 function planning(budget: number) {
   return {
     maxContextTokens: budget,
-    compressionThresholdTokens: Math.max(1, Math.floor(budget * 0.75)),
     keepFirst: 1,
     keepLast: 6,
     toolOutputTrim: { minChars: 500 },

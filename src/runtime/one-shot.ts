@@ -15,7 +15,8 @@ export interface CompressWithSummaryOptions extends CompressOptions {
 }
 
 /**
- * Compresses a history and, when it is at or above the threshold, summarizes the groups between
+ * Compresses a history and, when it is at or above the threshold (`compressionThresholdTokens`,
+ * default 75% of `maxContextTokens`, as `createCompressor`'s), summarizes the groups between
  * the head (or the given summary's end) and the fold's end (`report.summarize`) right away, then
  * plans the view with that summary. When the summary had to leave facts out for room (its ledger
  * says so) and turns between the fold's end and the kept tail are sent as they are, those turns
@@ -28,7 +29,10 @@ export interface CompressWithSummaryOptions extends CompressOptions {
 export async function compressWithSummary<M>(messages: readonly M[], options: CompressWithSummaryOptions): Promise<CompressResult<M> & { coveredIds: readonly string[] }> {
   const { summarizer, signal, ...rest } = options ?? ({} as CompressWithSummaryOptions);
   if (typeof summarizer?.summarize !== 'function') throw new InputError('options.summarizer', 'must be a Summarizer (an object with summarize())');
-  const checked = resolveCompressOptions(rest);
+  // The same default as createCompressor: a view over 75% of the window is summarized, not cut.
+  const threshold = rest.compressionThresholdTokens
+    ?? (typeof rest.maxContextTokens === 'number' && rest.maxContextTokens >= 1 ? Math.floor(rest.maxContextTokens * 0.75) : undefined);
+  const checked = resolveCompressOptions(threshold === undefined ? rest : { ...rest, compressionThresholdTokens: threshold });
   const resolved = summarizer.shorten ? { ...checked, shortenSummary: (text: string, maxTokens: number) => summarizer.shorten!(text, maxTokens) } : checked;
   const first = analyzeContext(messages, resolved);
   const range = first.report.summarize;
