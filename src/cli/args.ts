@@ -234,7 +234,7 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'max-tokens', value: { name: 'N' }, commands: ['serve'], fallback: 'none: histories of such models are repaired, never cut (a summary the chat already has from a model with a window still stands in for what it covers)',
-    summary: 'context window of a model that neither --config nor ctxfold\'s table of known models has (each request\'s max_tokens is kept free for the reply)',
+    summary: 'context window of every model without its own --config entry (that entry is more specific and wins); it wins over ctxfold\'s table of known models (each request\'s max_tokens is kept free for the reply)',
     apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
   },
   {
