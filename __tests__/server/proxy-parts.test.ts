@@ -54,11 +54,12 @@ describe('SseReader', () => {
 describe('per-model limits', () => {
   const config = checkConfig({ models: { 'gpt-4o': { maxContextTokens: 64_000 }, 'local-llama': { maxContextTokens: 8_192, compressionThresholdTokens: 6_000 } } });
 
-  test('config first (exact name or the same family), then ctxfold\'s table of known models, then --max-tokens, else none', () => {
+  test('config first (exact name or the same family), then an explicit --max-tokens, then ctxfold\'s table of known models, else none', () => {
     expect(limitsFor('gpt-4o', config, 10_000, undefined)).toEqual({ maxContextTokens: 64_000, source: 'config' });
     expect(limitsFor('gpt-4o-2024-08-06', config, 10_000, 5_000)).toEqual({ maxContextTokens: 64_000, compressionThresholdTokens: 5_000, source: 'config' });
     expect(limitsFor('local-llama', config, 10_000, 5_000)).toEqual({ maxContextTokens: 8_192, compressionThresholdTokens: 6_000, source: 'config' });
-    expect(limitsFor('claude-sonnet-4-5', config, 10_000, undefined)).toEqual({ maxContextTokens: 200_000, source: 'known-model' });
+    expect(limitsFor('claude-sonnet-4-5', config, undefined, undefined)).toEqual({ maxContextTokens: 200_000, source: 'known-model' });
+    expect(limitsFor('claude-sonnet-4-5', config, 10_000, undefined)).toEqual({ maxContextTokens: 10_000, source: 'max-tokens' });
     expect(limitsFor('my-finetune', config, 10_000, undefined)).toEqual({ maxContextTokens: 10_000, source: 'max-tokens' });
     expect(limitsFor(undefined, config, undefined, undefined)).toEqual({ source: 'none' });
   });

@@ -234,7 +234,7 @@ const SERVE_FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'max-tokens', value: { name: 'N' }, commands: ['serve'], fallback: 'none: histories of such models are repaired, never cut (a summary the chat already has from a model with a window still stands in for what it covers)',
-    summary: 'context window of a model that neither --config nor ctxfold\'s table of known models has (each request\'s max_tokens is kept free for the reply)',
+    summary: 'context window of every model without its own --config entry (that entry is more specific and wins); it wins over ctxfold\'s table of known models (each request\'s max_tokens is kept free for the reply)',
     apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
   },
   {
@@ -357,12 +357,35 @@ export type Invocation =
   | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly command: CommandName; readonly file?: string; readonly options: CliOptions };
 
+/** Edit distance (insertions, deletions, substitutions) between two words. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** ` (did you mean X?)` for the nearest known word within a third of its length, else ''. */
+function didYouMean(word: string, known: readonly string[]): string {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const k of known) {
+    const d = distance(word, k);
+    if (d < bestD) { best = k; bestD = d; }
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(best.length / 3)) ? ` (did you mean ${best}?)` : '';
+}
+
 const isCommand = (word: string): word is CommandName => (COMMANDS as readonly string[]).includes(word);
 
 function commandFrom(word: string | undefined, context: string): CommandName {
   if (word !== undefined && isCommand(word)) return word;
   const got = word === undefined ? '' : `, got ${JSON.stringify(word)}`;
-  throw new CliError(`${context}: expected ${listOr(COMMANDS)}${got} (see ctxfold --help)`);
+  const hint = word === undefined ? '' : didYouMean(word, COMMANDS);
+  throw new CliError(`${context}: expected ${listOr(COMMANDS)}${got}${hint || ' (see ctxfold --help)'}`);
 }
 
 /** The command's own spec of a flag (a flag may mean a little differently under serve, with its own help line). */
@@ -370,7 +393,10 @@ function findFlag(command: CommandName, word: string): FlagSpec {
   const byName = (f: FlagSpec) => (word.startsWith('--') ? `--${f.long}` === word : f.short !== undefined && `-${f.short}` === word);
   const spec = FLAGS.find((f) => byName(f) && f.commands.includes(command));
   if (spec) return spec;
-  if (!FLAGS.some(byName)) throw new CliError(`unknown option ${word} (see ctxfold ${command} --help)`);
+  if (!FLAGS.some(byName)) {
+    const hint = word.startsWith('--') ? didYouMean(word, FLAGS.filter((f) => f.commands.includes(command)).map((f) => `--${f.long}`)) : '';
+    throw new CliError(`unknown option ${word}${hint || ` (see ctxfold ${command} --help)`}`);
+  }
   throw new CliError(`${word} is not an option of ${command} (see ctxfold ${command} --help)`);
 }
 

@@ -75,7 +75,7 @@ const SERVE = [
   '  Routes: POST /v1/chat/completions, POST /v1/responses, POST /v1/messages (Anthropic) have their',
   '  history folded to the model\'s window, every other field and the answer (streams chunk by chunk)',
   '  pass through; GET /v1/models is passed through; GET /healthz, GET /metrics (Prometheus); any other',
-  '  path is a 404. A model\'s window: --config, else ctxfold\'s table of known models, else --max-tokens.',
+  '  path is a 404. A model\'s window: its --config entry, else --max-tokens, else ctxfold\'s table of known models.',
   '  Chat: header --chat-id-header or x-ctxfold-chat-id, else metadata.chat_id, else user, else a',
   '  fingerprint of the opening;',
   '  always inside the tenant (a hash of the caller\'s API key, or --tenant-header with --upstream-key-env).',

@@ -59,7 +59,7 @@ function sharedStore(store: StateStore): StateStore {
 }
 
 /**
- * Compressors keyed by window (`limitsFor`: config, then known models, then `--max-tokens`),
+ * Compressors keyed by window (`limitsFor`: config, then `--max-tokens`, then known models),
  * sharing one store, one token counter and one history cache, so a chat's counts and state are
  * the same whichever model it calls. Each compressor keeps one summary job per chat at a time;
  * a chat that switches between models of different windows may have one job in each (the

@@ -75,8 +75,9 @@ export async function readConfigFile(path: string): Promise<ProxyConfig> {
 
 /**
  * The budget for `model`: the config file's entry (the model's exact name, else its normalized
- * family: `gpt-4o-2024-08-06` finds `gpt-4o`), else ctxfold's table of published windows, else
- * `fallback` (`--max-tokens`), else none. The threshold is the entry's, else `threshold`. Pure.
+ * family: `gpt-4o-2024-08-06` finds `gpt-4o`; more specific than the flag, so it wins), else an
+ * explicit `fallback` (`--max-tokens`, the server's `maxContextTokens`: it wins over the table),
+ * else ctxfold's table of published windows, else none. The threshold is the entry's, else `threshold`. Pure.
  */
 export function limitsFor(model: string | undefined, config: ProxyConfig, fallback: number | undefined, threshold: number | undefined): ResolvedLimits {
   const models = config.models ?? {};
@@ -86,9 +87,10 @@ export function limitsFor(model: string | undefined, config: ProxyConfig, fallba
       const entry = models[key];
       return { maxContextTokens: entry.maxContextTokens, compressionThresholdTokens: entry.compressionThresholdTokens ?? threshold, source: 'config' };
     }
-    const known = contextWindowOf(model);
-    if (known !== undefined) return { maxContextTokens: known, compressionThresholdTokens: threshold, source: 'known-model' };
   }
+  // An explicit limit is the caller's word: it wins over the table of published windows.
   if (fallback !== undefined) return { maxContextTokens: fallback, compressionThresholdTokens: threshold, source: 'max-tokens' };
+  const known = model === undefined ? undefined : contextWindowOf(model);
+  if (known !== undefined) return { maxContextTokens: known, compressionThresholdTokens: threshold, source: 'known-model' };
   return { compressionThresholdTokens: threshold, source: 'none' };
 }
