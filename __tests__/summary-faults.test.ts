@@ -14,6 +14,11 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close(200)));
 });
 
+/**
+ * Long enough that a working job finishes on a loaded host; the hanging cases wait it out once.
+ */
+const JOB_LIMIT_MS = 3000;
+
 const echo = async (request: { messages: OpenAIChatMessage[]; chatId: string }) => request.messages;
 
 /**
@@ -24,7 +29,7 @@ const echo = async (request: { messages: OpenAIChatMessage[]; chatId: string }) 
 async function faultCase(fault: Behaviour) {
   const store = new MemoryStore();
   const summarizer = scriptedSummarizer(() => 5);
-  const c = createCompressor({ maxContextTokens: 4000, compressionThresholdTokens: 1500, keepLast: 6, summarizer, store, jobTimeoutMs: 150, counter });
+  const c = createCompressor({ maxContextTokens: 4000, compressionThresholdTokens: 1500, keepLast: 6, summarizer, store, jobTimeoutMs: JOB_LIMIT_MS, counter });
   open.push(c);
   const failures: unknown[] = [];
   c.on('summary:failed', (e) => failures.push(e.error));

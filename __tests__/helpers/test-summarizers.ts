@@ -48,7 +48,15 @@ export function scriptedSummarizer(delay: () => number = () => 0, name = 'script
       try {
         const behaviour = s.script.shift() ?? 'ok';
         if (behaviour === 'hang') await sleep(1e9, request.signal);
-        if (behaviour === 'hang-ignoring-signal') await new Promise((resolve) => setTimeout(resolve, 400));
+        if (behaviour === 'hang-ignoring-signal') {
+          // Runs on past the abort (however long the job's limit is) and then answers as if fine.
+          await new Promise<void>((resolve) => {
+            const after = () => setTimeout(resolve, 100);
+            if (request.signal.aborted) after();
+            else request.signal.addEventListener('abort', after, { once: true });
+          });
+          return 'an answer that arrived after the job was given up';
+        }
         await sleep(delay(), request.signal);
         if (behaviour === 'throw') throw new Error('summarizer exploded');
         if (behaviour === 'empty') return '   ';
