@@ -11,6 +11,9 @@ import { analyzeContext } from './compress.js';
 import { countInSlices } from './count-in-slices.js';
 import type { ResolvedCompressOptions } from './options.js';
 import { inSlices } from './slices.js';
+import { widenFold } from './wide-fold.js';
+import { lastUserGroupStart } from '../core/boundary.js';
+import { reportsFacts } from '../summarize/summarizer.js';
 
 /** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
 const RENDER_OVERHEAD_TOKENS = 16;
@@ -25,7 +28,10 @@ const RENDER_OVERHEAD_TOKENS = 16;
  * its text) as long as the view after the fold still leaves that share under the trigger: where a
  * large result in the kept tail holds the rest of the view above the mark, the summary is not cut
  * back (and with it the ledger's facts) for a mark the fold cannot reach anyway. Never more than
- * `roomTokens`, the room the budget leaves (`maxContextTokens` minus the rest of the view).
+ * `roomTokens`, the room the budget leaves (`maxContextTokens` minus the rest of the view). Where
+ * that rest alone stands at the mark or above (a system prompt most of the budget), no fold reaches
+ * the mark: the summary takes what the budget leaves less a fold share, so the next turns still
+ * append before the view reaches the budget.
  */
 export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number, maxContextTokens?: number, inForce = 0): number | undefined {
   if (trigger === undefined) return roomTokens;
@@ -33,7 +39,12 @@ export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: n
   if (roomTokens === undefined) return share;
   const mark = Math.floor(lowWaterMark * trigger);
   const rest = maxContextTokens === undefined ? undefined : maxContextTokens - roomTokens;
-  const left = rest === undefined ? share : Math.max(share, mark - rest, Math.min(inForce, trigger - share - rest));
+  if (rest === undefined) return Math.min(roomTokens, share);
+  const left = Math.max(share, mark - rest, Math.min(inForce, trigger - share - rest));
+  // Where the rest of the view alone stands at the mark or above, no fold brings the view down to
+  // it, and a share of a mark it cannot reach starves the summary: it takes what the budget
+  // leaves, less a share for the next turns to append before the view reaches the budget.
+  if (rest >= mark) return Math.min(roomTokens, Math.max(left, roomTokens - share));
   return Math.min(roomTokens, left);
 }
 
@@ -139,7 +150,13 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const range = report.summarize;
   if (!range || range.end <= range.start) return;
   const { start } = range;
-  const widest = range.end;
+  // Wider ends the fold may take in when its summary has to leave facts out (`widenFold`): the
+  // kept tail, then (unless it must stay) up to the last user turn.
+  const lastTurn = report.heldUserTurn?.start ?? lastUserGroupStart(grouping);
+  const widths = reportsFacts(ctx.summarizer)
+    ? [report.tailStart, ...(ctx.planning.plan.keepLastYields === false ? [] : [lastTurn])].filter((e, k, all) => e > range.end && all.indexOf(e) === k)
+    : [];
+  const widest = Math.max(range.end, ...widths);
   // A plan counts only what a view can hold; the summary counts what it summarizes, in slices.
   await inSlices(widest - report.headEnd, (k) => {
     const i = report.headEnd + k;
@@ -173,13 +190,30 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     // a long history is not encoded a second time.
     entryTokens: (entry, k) => counts[start + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
   });
-  // One fold to the low-water mark. Widening it as the one-shot does (`widenFold`) kept more facts
-  // but, measured on long chats, made four times the summarizer calls and cut the cached share of
-  // the prompt from 94% to 37%: not taken here until it is made cheap.
-  const folded = await summarizeTo(range.end, allowedTokens);
-  const { calls } = folded;
-  const end = range.end;
-  const givenTokens = allowedTokens;
+  // One fold to the low-water mark, then widened as the one-shot is (`widenFold`) when its summary
+  // had to leave facts out, but against the room under the mark rather than the budget: widening
+  // to the budget kept more facts but, measured on long chats, made four times the summarizer
+  // calls and cut the cached share of the prompt from 94% to 37%.
+  const first0 = await summarizeTo(range.end, allowedTokens);
+  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  let calls = first0.calls;
+  // A wider attempt that fails leaves the summary made before it in force.
+  const attempt = async (to: number, roomTokens: number) => {
+    try {
+      const r = await summarizeTo(to, roomTokens);
+      calls += r.calls;
+      return r;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return undefined;
+    }
+  };
+  // Widened against the room under the low-water mark, not the budget: the view after the fold
+  // stays where the fold step puts it, the summary taking the room the turns it folds in took.
+  const wide = await widenFold({ reportsFacts: widths.length > 0, first: first0, firstRoom: allowedTokens, range: { ...range, ...(allowedTokens === undefined ? {} : { roomTokens: allowedTokens }) }, widths, grouping, counts, countText: summaryTextCounter(counter), attempt });
+  const folded = wide.folded;
+  const end = wide.end;
+  const givenTokens = wide.roomTokens;
   const { summary, factsSeen, factsKept } = folded;
   if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
   if (summary.trim() === '') throw new SummarizerError(ctx.summarizer.name, 'empty', `summarizer ${ctx.summarizer.name} returned an empty summary`);
