@@ -360,6 +360,43 @@ export function factsFromTextInPrefixes(text: string, limit: number, source: Tex
   return readFacts(text, limit, source, Infinity)!;
 }
 
+/**
+ * A line of a stack trace: `at fn (file:line:col)` (JavaScript, Java, C#), `File "x.py", line 3`
+ * (Python), `#3 0x... in fn` (native). Where it points is the code that failed, not a fact of the
+ * conversation.
+ */
+const STACK_FRAME_LINE = /^[ \t]*(?:at [^\n]*?[\w$>\])]?[ (]?[^\s()]+:\d+(?::\d+)?\)?[ \t]*$|File "[^"\n]+", line \d+[^\n]*$|#\d+ +0x[0-9a-f]+ [^\n]*$)/gm;
+/** A path inside installed libraries (`node_modules/`, `site-packages/`, ...): never the user's data. */
+const LIBRARY_PATH = /(?:^|[\\/])(?:node_modules|site-packages|dist-packages|\.cargo[\\/]registry|go[\\/]pkg[\\/]mod)[\\/]/;
+/** A link to documentation or an error reference, in a text that reports an error: boilerplate of the error, not a fact. */
+const REFERENCE_LINK = /^(?:https?:\/\/|www\.)(?:(?:docs?|help|developers?|learn|support)\.[^/\s]+|[^/\s]+\/(?:[^\s]*\/)?(?:docs?|documentation|help|errors?|reference|troubleshooting)(?:[/#?.-]|$))/i;
+/** A text that reports a failure: an error word or an HTTP error status near its start. */
+const REPORTS_ERROR = /\b(?:error|exception|traceback|failed|failure|not found|denied|invalid|refused)\b|\b(?:status|code|HTTP\/?[\d.]*)[ :="]*[45]\d\d\b/i;
+
+/** A frame of the runtime itself (`node:internal/...`, `<anonymous>`, the Python standard library). */
+const RUNTIME_FRAME = /node:internal|\(internal\/|<anonymous>|[\\/]lib[\\/]python\d[\d.]*[\\/]|java\.base\//;
+
+/**
+ * Character ranges of the stack-frame lines of `text` that point into libraries or the runtime,
+ * in order. A frame in the user's own code (`src/app.ts:42:7`) says where the failure is: kept.
+ */
+function stackFrameRanges(text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const m of text.matchAll(STACK_FRAME_LINE)) if (LIBRARY_PATH.test(m[0]) || RUNTIME_FRAME.test(m[0])) out.push([m.index, m.index + m[0].length]);
+  return out;
+}
+
+/**
+ * True for a match that is error boilerplate rather than a fact: one inside a stack frame of a
+ * library or the runtime, a path into installed libraries, or a documentation link in a text that
+ * reports an error.
+ */
+function isBoilerplate(span: Span, inFrame: boolean, reportsError: boolean): boolean {
+  if (inFrame) return true;
+  if (span.kind === 'path' && LIBRARY_PATH.test(span.value)) return true;
+  return span.kind === 'url' && reportsError && REFERENCE_LINK.test(span.value);
+}
+
 /** The facts of `text`; undefined when a match that counts ends past `safeEnd`, or fewer than `limit` were found before it (a longer prefix is read then). */
 function readFacts(text: string, limit: number, source: TextSource, safeEnd: number): Fact[] | undefined {
   const whole = safeEnd === Infinity;
@@ -412,9 +449,19 @@ function readFacts(text: string, limit: number, source: TextSource, safeEnd: num
   const out: Fact[] = [];
   const seen = new Set<string>();
   let covered = 0;
+  const frames = /:\d|line \d|0x/.test(text) ? stackFrameRanges(text) : [];
+  let frame = 0;
+  const reportsError = REPORTS_ERROR.test(text.slice(0, 2048));
   for (const span of spans) {
     if (span.end > safeEnd) return undefined;
     if (span.start < covered) continue;
+    // Spans come in order of their start: the frames are walked once.
+    while (frame < frames.length && frames[frame][1] <= span.start) frame++;
+    const inFrame = frame < frames.length && span.start >= frames[frame][0];
+    if (isBoilerplate(span, inFrame, reportsError)) {
+      covered = span.end;
+      continue;
+    }
     const value = span.value.trim();
     if (!value) continue;
     if ((span.kind === 'code' && /^[A-Z]+$/.test(value)) && shouting(span.start)) continue;
