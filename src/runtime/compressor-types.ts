@@ -190,7 +190,7 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
    * failed in a row (`summary:skipped` with `reason: 'failing'`).
    */
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
-  /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
+  /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain, with a `SummaryJobsError` (code `CTXFOLD_SUMMARY_JOBS`) holding them. */
   drain(): Promise<void>;
   /**
    * Stops scheduling and lets running summary jobs finish for `graceMs` (default 5 s,

@@ -197,7 +197,7 @@ function attempt(call: UpstreamCall, agent: UpstreamAgent | false): Promise<Upst
               }
               if (step.done) {
                 if (failure !== undefined) throw failure;
-                if (!response.complete) throw failed(new Error('the connection closed before it was complete'), 'broke off its answer');
+                if (!response.complete) throw new UpstreamError(url, 'unreachable', 'broke off its answer (the connection closed before it was complete)');
                 return;
               }
               yield step.value;
