@@ -261,6 +261,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     if (report.summarize && !summaryUseful(report)) {
       (report.notes as string[]).push('no background summary: the head, system messages and kept tail alone fill the window, so no view could hold one (with recall on, one is made to keep the originals)');
     }
+    if (report.repaired.length > 0) emit('repair', { chatId, actions: report.repaired });
     emit('compressed', { chatId, report });
     return result;
   }
