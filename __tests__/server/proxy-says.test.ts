@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServer } from 'node:net';
+import { CtxfoldError, InputError } from '../../src/errors.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { json, startUpstream, type StandInUpstream } from '../helpers/upstream-server.js';
 
@@ -135,5 +136,16 @@ describe('a 502 names the upstream it could not reach, and no key', () => {
       expect(l).not.toContain(CLIENT_KEY);
       expect(l).not.toContain(HELD_KEY);
     }
+  });
+
+  test('a held key with a line break (a trailing newline from its file) is refused at start, naming the option and not the key', async () => {
+    const refused = await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, store: 'memory', upstreamKey: `${HELD_KEY}\n`, logLevel: 'silent' }).then(
+      async (proxy) => { await proxy.close(); return undefined; },
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(InputError);
+    expect((refused as CtxfoldError).code).toBe('CTXFOLD_INPUT');
+    expect((refused as InputError).path).toBe('options.upstreamKey');
+    expect((refused as Error).message).not.toContain(HELD_KEY);
   });
 });
