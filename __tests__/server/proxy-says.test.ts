@@ -112,7 +112,7 @@ describe('a 502 names the upstream it could not reach, and no key', () => {
     for (const upstreamKey of [undefined, HELD_KEY]) {
       const proxy = await startServer({ upstream: `${origin}/v1`, port: 0, store: 'memory', upstreamKey, logLevel: 'debug', logDestination: { write: (line: string) => lines.push(line) } });
       try {
-        const asks = [
+        const asks: Array<{ path: string; headers: Record<string, string>; body: unknown }> = [
           { path: '/v1/chat/completions', headers: { authorization: `Bearer ${CLIENT_KEY}` }, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] } },
           { path: '/v1/messages', headers: { 'x-api-key': CLIENT_KEY, 'anthropic-version': '2023-06-01' }, body: { model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } },
         ];
