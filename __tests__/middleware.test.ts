@@ -139,7 +139,7 @@ function gatedSummarizer(log: LoadEvent[]) {
         if (!opened) {
           await new Promise<void>((resolve, reject) => {
             waiting.push(resolve);
-            req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true });
+            req.signal!.addEventListener('abort', () => reject(req.signal!.reason), { once: true });
           });
         }
         log.push({ event: 'summary:end', chat });

@@ -85,7 +85,7 @@ describe('one-shot fold: a summary short of room takes in the turns it would lea
       summarize: (request) => {
         if (++seen === 1) return summarizer.summarize(request);
         controller.abort(new Error('caller gave up'));
-        return Promise.reject(request.signal.reason);
+        return Promise.reject(request.signal!.reason);
       },
     };
     await expect(compressWithSummary(history, { ...options, summarizer: aborting, signal: controller.signal })).rejects.toThrow('caller gave up');

@@ -30,7 +30,7 @@ export { createTokenCounter } from './tokens/counter.js';
 export { createHistoryCache } from './runtime/history-cache.js';
 /** Options for ctxfold from the valves of Open WebUI's async-context-compression filter. */
 export { fromOpenWebUIValves } from './runtime/open-webui.js';
-/** Errors: the base class, and bad input, store and summarizer failures. */
+/** Errors: the base class (every error carries a stable `code`; `CtxfoldError.codes` lists them), and bad input, store and summarizer failures. */
 export { CtxfoldError, InputError, StoreError, SummarizerError } from './errors.js';
 
 export type { CompressOptions, SummaryInput, ToolOutputTrim } from './runtime/options.js';
@@ -61,4 +61,4 @@ export type { ExtractiveSummarizerOptions } from './summarize/extractive.js';
 export type { LlmSummarizerOptions } from './summarize/llm.js';
 export type { FunctionSummarizerOptions, SummaryFunction, SummaryFunctionCall, SummaryPrompt } from './summarize/from-function.js';
 export type { TextCounter, TokenCounter, TokenCounterOptions } from './tokens/counter.js';
-export type { SummarizerFailure } from './errors.js';
+export type { CtxfoldErrorCode, SummarizerFailure, SummaryJobsError } from './errors.js';

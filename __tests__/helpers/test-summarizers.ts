@@ -1,4 +1,4 @@
-import type { SummarizeRequest, Summarizer } from '../../src/summarize/summarizer.js';
+import { requestSignal, type SummarizeRequest, type Summarizer } from '../../src/summarize/summarizer.js';
 
 /** How a scripted summarizer behaves on one call. */
 export type Behaviour = 'ok' | 'throw' | 'empty' | 'hang' | 'hang-ignoring-signal';
@@ -43,21 +43,22 @@ export function scriptedSummarizer(delay: () => number = () => 0, name = 'script
     async summarize(request: SummarizeRequest): Promise<string> {
       s.calls++;
       s.inputs.push(request.messages.length);
+      const signal = requestSignal(request);
       inside++;
       s.maxConcurrent = Math.max(s.maxConcurrent, inside);
       try {
         const behaviour = s.script.shift() ?? 'ok';
-        if (behaviour === 'hang') await sleep(1e9, request.signal);
+        if (behaviour === 'hang') await sleep(1e9, signal);
         if (behaviour === 'hang-ignoring-signal') {
           // Runs on past the abort (however long the job's limit is) and then answers as if fine.
           await new Promise<void>((resolve) => {
             const after = () => setTimeout(resolve, 100);
-            if (request.signal.aborted) after();
-            else request.signal.addEventListener('abort', after, { once: true });
+            if (signal.aborted) after();
+            else signal.addEventListener('abort', after, { once: true });
           });
           return 'an answer that arrived after the job was given up';
         }
-        await sleep(delay(), request.signal);
+        await sleep(delay(), signal);
         if (behaviour === 'throw') throw new Error('summarizer exploded');
         if (behaviour === 'empty') return '   ';
         const prev = request.previousSummary ? `${request.previousSummary}\n` : '';

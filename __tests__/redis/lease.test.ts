@@ -181,7 +181,7 @@ function heldSummarizer(name = 'held') {
     name,
     inputBudgetTokens: 1_000_000,
     async summarize(req) {
-      signals.push(req.signal);
+      signals.push(req.signal!);
       await new Promise<void>((resolve) => waiting.push(resolve));
       return `${name}: ${req.messages.map((m) => m.text).filter(Boolean).join(' | ').slice(0, 200)}`;
     },

@@ -1,4 +1,4 @@
-import { CtxfoldError, InputError } from '../errors.js';
+import { CtxfoldError, InputError, type CtxfoldErrorCode } from '../errors.js';
 
 /** The exit codes of `ctxfold`, as the help text states them. */
 export const EXIT = {
@@ -15,6 +15,7 @@ export const EXIT = {
  */
 export class CliError extends CtxfoldError {
   static override readonly kind: string = 'CliError';
+  static override readonly code: CtxfoldErrorCode = 'CTXFOLD_CLI';
   readonly exitCode: number;
   constructor(message: string, exitCode: number = EXIT.usage) {
     super(message);

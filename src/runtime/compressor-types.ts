@@ -2,6 +2,7 @@
  * The types of `createCompressor`: its options, the request and response facts an adapter passes,
  * its events and stats, and the `Compressor` it returns. Types only (compressor.ts re-exports them).
  */
+import type { RepairAction } from '../core/repair.js';
 import type { StateStore } from '../store/state.js';
 import type { Summarizer } from '../summarize/summarizer.js';
 import type { ChatIdCarrier } from './chat-id.js';
@@ -113,6 +114,12 @@ export interface ChatRequest<M = unknown> extends ChatIdCarrier {
 /** Events and their payloads. */
 export interface CompressorEvents {
   compressed: { readonly chatId: string; readonly report: CompressResult<unknown>['report'] };
+  /**
+   * A request's history was repaired before it was planned (an orphan result removed, a missing
+   * one added, a call id renamed, ...): what was done, indexes in the history as it came. Emitted
+   * before `compressed`, only when something was repaired; the same list is `report.repaired`.
+   */
+  repair: { readonly chatId: string; readonly actions: readonly RepairAction[] };
   'summary:start': SummaryStartEvent;
   'summary:done': SummaryDoneEvent;
   'summary:failed': { readonly chatId: string; readonly error: unknown };
@@ -190,7 +197,7 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
    * failed in a row (`summary:skipped` with `reason: 'failing'`).
    */
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
-  /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain. */
+  /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain, with a `SummaryJobsError` (code `CTXFOLD_SUMMARY_JOBS`) holding them. */
   drain(): Promise<void>;
   /**
    * Stops scheduling and lets running summary jobs finish for `graceMs` (default 5 s,

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { InputError, StoreError } from '../errors.js';
+import { InputError, StoreError, SummaryJobsError } from '../errors.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { ChatState, StateStore } from '../store/state.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
@@ -261,6 +261,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     if (report.summarize && !summaryUseful(report)) {
       (report.notes as string[]).push('no background summary: the head, system messages and kept tail alone fill the window, so no view could hold one (with recall on, one is made to keep the originals)');
     }
+    if (report.repaired.length > 0) emit('repair', { chatId, actions: report.repaired });
     emit('compressed', { chatId, report });
     return result;
   }
@@ -362,7 +363,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       await scheduler.drain();
       if (failures.length > 0) {
         const errors = failures.splice(0);
-        throw new AggregateError(errors, `${errors.length} summary job(s) failed: ${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
+        throw new SummaryJobsError(errors);
       }
     },
     async close(graceMs?: number) {

@@ -34,7 +34,7 @@ export interface LeaseJobHooks {
  */
 export function leasedJob<P>(store: StateStore & LeaseCapable, job: StoreJob<P>, hooks: LeaseJobHooks = {}): ChatJob<P> {
   return async (chatId, payload, signal) => {
-    if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+    signal.throwIfAborted();
     const asked = Date.now();
     const lease = await store.acquireLease(chatId);
     if (lease === undefined) {

@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { CtxfoldError, InputError } from '../errors.js';
+import { CtxfoldError, InputError, type CtxfoldErrorCode } from '../errors.js';
 
 /**
  * The work a scheduled job does for one chat; it must stop when `signal` aborts. A job that
@@ -101,6 +101,7 @@ interface Active {
 /** Why `close()` aborted a job; also what a job refused at close is thrown with. */
 class AbandonedJobError extends CtxfoldError {
   static override readonly kind: string = 'AbandonedJobError';
+  static override readonly code: CtxfoldErrorCode = 'CTXFOLD_JOB_ABANDONED';
   constructor(readonly stage: 'running' | 'waiting') {
     super(stage === 'running' ? 'the compressor closed: this summary job was abandoned and commits nothing' : 'the compressor closed before this summary job started');
   }
@@ -109,6 +110,7 @@ class AbandonedJobError extends CtxfoldError {
 /** A job `close()` stopped waiting for while it wrote its result; already reported, so no failure either. */
 class UnsettledJobError extends CtxfoldError {
   static override readonly kind: string = 'UnsettledJobError';
+  static override readonly code: CtxfoldErrorCode = 'CTXFOLD_JOB_UNSETTLED';
   constructor() {
     super('the compressor closed while this summary job was writing its result; whether it landed is up to the store');
   }
@@ -131,10 +133,13 @@ interface ChatSlot<P> {
   next?: P;
 }
 
-function timeoutError(ms: number): Error {
-  const e = new Error(`summary job timed out after ${ms} ms`);
-  e.name = 'TimeoutError';
-  return e;
+/** A job past its time limit: what its signal is aborted with, and its failure. */
+class JobTimeoutError extends CtxfoldError {
+  static override readonly kind: string = 'JobTimeoutError';
+  static override readonly code: CtxfoldErrorCode = 'CTXFOLD_JOB_TIMEOUT';
+  constructor(readonly timeoutMs: number) {
+    super(`summary job timed out after ${timeoutMs} ms (jobTimeoutMs)`);
+  }
 }
 
 /**
@@ -279,7 +284,7 @@ export class ChatScheduler<P> {
     // The race ends the job at the limit (or when close abandons it) even if the work ignores its signal.
     const limit = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const e = timeoutError(this.timeoutMs);
+        const e = new JobTimeoutError(this.timeoutMs);
         controller.abort(e);
         reject(e);
       }, this.timeoutMs);

@@ -138,7 +138,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const cache = ctx.planning.historyCache!;
   const recalled = await countInSlices(cache, chatId, messages, ctx.planning.counter!, ctx.planning.format);
   await inSlices(messages.length, (i) => cache.fingerprints.of(messages[i]));
-  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  signal.throwIfAborted();
   const analysis = analyzeContext(messages, {
     ...ctx.planning,
     chatId,
@@ -215,7 +215,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const end = wide.end;
   const givenTokens = wide.roomTokens;
   const { summary, factsSeen, factsKept } = folded;
-  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  signal.throwIfAborted();
   if (summary.trim() === '') throw new SummarizerError(ctx.summarizer.name, 'empty', `summarizer ${ctx.summarizer.name} returned an empty summary`);
 
   const head = report.headEnd;
@@ -238,7 +238,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   };
   await ctx.onCovered?.(chatId, entries.slice(0, end - start).map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
   // A job released at its time limit must not commit what it finishes later.
-  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  signal.throwIfAborted();
   ctx.onCommitting?.();
   if (!(await ctx.store.commit(next, baseVersion))) {
     ctx.onStale?.({ chatId, expectedVersion: baseVersion });

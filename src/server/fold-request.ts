@@ -13,6 +13,7 @@ import type { ProxyMetrics } from './metrics.js';
 import type { ResolvedServerOptions } from './options.js';
 import type { BodyReuse } from './body-reuse.js';
 import { BodyAbortedError, BodyTooLargeError, readBody } from './read-body.js';
+import { logRepairs } from './repair-log.js';
 import { forwardAnsweringRecall, proxyRecallDialect, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';
 import { forwardStreamAnsweringRecall } from './stream-recall-exchange.js';
 import type { FoldRoute } from './routes.js';
@@ -60,6 +61,7 @@ function unchanged(view: readonly unknown[], history: readonly unknown[]): boole
  * is forwarded as it came. A history of a type the route does not take (`messages` not a list),
  * or that ctxfold cannot read, is a 400 naming the field, and nothing goes upstream; any other
  * failure of the compressor forwards the request untouched (logged), so no request is lost to it.
+ * What the compressor repaired in the history (an orphan result removed, ...) is logged at debug level.
  */
 export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const started = performance.now();
@@ -134,6 +136,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     const dialect = proxyRecallDialect(route, body, compressor);
     const extras = { ...route.endpoint.extras(body), ...(compressor.recall && !dialect ? { recall: false } : {}) };
     const { messages: view, report, tools } = await compressor.compress(chat.chatId, history as unknown[], extras);
+    logRepairs(logger, route, tenant, chat.chatId, report.repaired);
     if (!unchanged(view, history) || tools) {
       outBody = Buffer.from(JSON.stringify({ ...(body as Fields), [route.endpoint.listField]: view, ...(tools ? { tools } : {}) }), 'utf8');
       contentType = 'application/json';

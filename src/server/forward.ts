@@ -54,8 +54,8 @@ export interface ForwardResult {
 /**
  * Sends the request upstream and relays the answer as it comes: status, headers and body bytes
  * untouched (errors included). If the upstream cannot be reached the client gets 502, if it stays
- * silent past the limit 504, both in its error shape; if the client leaves, the upstream call is
- * aborted.
+ * silent past the limit 504, both in its error shape and naming the upstream's origin (never its
+ * path, query or a key); if the client leaves, the upstream call is aborted.
  */
 export async function forward(req: IncomingMessage, res: ServerResponse, call: ForwardCall): Promise<ForwardResult> {
   const started = performance.now();
@@ -71,8 +71,9 @@ export async function forward(req: IncomingMessage, res: ServerResponse, call: F
       timeoutMs: call.timeoutMs,
     });
   } catch (error) {
-    const failure = error instanceof UpstreamError ? error.failure : 'unreachable';
-    const message = error instanceof Error ? error.message : String(error);
+    // Whatever failed, the message names the upstream's origin (never its path, query or a key).
+    const named = error instanceof UpstreamError ? error : new UpstreamError(call.upstream, 'unreachable', `could not be called (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    const { failure, message } = named;
     if (failure === 'client-gone') {
       res.destroy();
       return { status: CLIENT_CLOSED, complete: false, problem: message };

@@ -175,6 +175,10 @@ export function resolveServerOptions(options: ServerOptions): ResolvedServerOpti
   if (options.upstreamKey !== undefined && (typeof options.upstreamKey !== 'string' || options.upstreamKey.trim() === '')) {
     throw new InputError('options.upstreamKey', 'must be a non-empty string (the upstream API key) when given');
   }
+  // Sent as a header on every request: a line break or other control character would fail each one. Never echoed.
+  if (options.upstreamKey !== undefined && /[\u0000-\u001f\u007f]/.test(options.upstreamKey)) {
+    throw new InputError('options.upstreamKey', 'must not contain a line break or other control character (is there a trailing newline in the key\'s file or variable?)');
+  }
   const store = options.store ?? DEFAULT_STORE;
   if (typeof store === 'string') checkStoreSpec(store, 'options.store');
   else if (typeof store !== 'object' || store === null || typeof store.get !== 'function' || typeof store.commit !== 'function') {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { CtxfoldError } from '../errors.js';
+import { CtxfoldError, type CtxfoldErrorCode } from '../errors.js';
 
 /** Default request body limit: 32 MiB (a long history with pictures inlined fits; a runaway upload does not). */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -7,6 +7,7 @@ export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** The body was larger than the limit; nothing of it was kept. */
 export class BodyTooLargeError extends CtxfoldError {
   static override readonly kind: string = 'BodyTooLargeError';
+  static override readonly code: CtxfoldErrorCode = 'CTXFOLD_BODY_TOO_LARGE';
   constructor(readonly limit: number, readonly declared?: number) {
     super(`the request body is larger than the proxy's limit of ${limit} bytes${declared !== undefined ? ` (content-length ${declared})` : ''}; raise --max-body-bytes to accept it`);
   }
@@ -15,6 +16,7 @@ export class BodyTooLargeError extends CtxfoldError {
 /** The client went away before its body was complete. */
 export class BodyAbortedError extends CtxfoldError {
   static override readonly kind: string = 'BodyAbortedError';
+  static override readonly code: CtxfoldErrorCode = 'CTXFOLD_BODY_ABORTED';
   constructor() {
     super('the client closed the connection before its request body was complete');
   }

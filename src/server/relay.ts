@@ -1,5 +1,9 @@
 import type { ServerResponse } from 'node:http';
+import { CtxfoldError } from '../errors.js';
 import { relayedHeaders, type UpstreamResponse } from './upstream.js';
+
+/** Why a relay stopped when the client left first. */
+const clientGone = () => new CtxfoldError('the client disconnected', { code: 'CTXFOLD_ABORTED' });
 
 /** How a relay ended: the whole body reached the client, or it was cut (client gone, upstream silent or broken). */
 export type RelayEnd = { readonly complete: true } | { readonly complete: false; readonly error: unknown };
@@ -33,18 +37,18 @@ export async function relay(upstream: UpstreamResponse, res: ServerResponse, see
       seen(chunk);
       if (!res.write(chunk) && !(await drained(res))) {
         upstream.cancel();
-        return { complete: false, error: new Error('the client disconnected') };
+        return { complete: false, error: clientGone() };
       }
     }
   } catch (error) {
     res.destroy();
     return { complete: false, error };
   }
-  if (res.destroyed) return { complete: false, error: new Error('the client disconnected') };
+  if (res.destroyed) return { complete: false, error: clientGone() };
   const finished = await new Promise<boolean>((resolve) => {
     res.once('finish', () => resolve(true));
     res.once('close', () => resolve(res.writableFinished));
     res.end();
   });
-  return finished ? { complete: true } : { complete: false, error: new Error('the client disconnected') };
+  return finished ? { complete: true } : { complete: false, error: clientGone() };
 }

@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { UpstreamError } from '../errors.js';
 import type { UpstreamAgent } from './upstream-agent.js';
@@ -135,7 +135,14 @@ function attempt(call: UpstreamCall, agent: UpstreamAgent | false): Promise<Upst
   let failure: UpstreamError | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const headers: OutgoingHttpHeaders = call.body === undefined ? call.headers : { ...call.headers, 'content-length': call.body.byteLength };
-  const req = send(url, { method: call.method, headers, agent });
+  let req: ClientRequest;
+  try {
+    req = send(url, { method: call.method, headers, agent });
+  } catch (error) {
+    // A request Node refuses to make (a header it cannot send): still named by the upstream's origin.
+    const code = (error as { code?: unknown }).code;
+    return Promise.reject(new UpstreamError(url, 'unreachable', `could not be called (${typeof code === 'string' ? code : (error as Error).message})`, { cause: error }));
+  }
   // What the connection had read before this request: more by the time it fails means the answer began.
   let readBefore: number | undefined;
   req.once('socket', (socket) => { readBefore = socket.bytesRead; });
@@ -197,7 +204,7 @@ function attempt(call: UpstreamCall, agent: UpstreamAgent | false): Promise<Upst
               }
               if (step.done) {
                 if (failure !== undefined) throw failure;
-                if (!response.complete) throw failed(new Error('the connection closed before it was complete'), 'broke off its answer');
+                if (!response.complete) throw new UpstreamError(url, 'unreachable', 'broke off its answer (the connection closed before it was complete)');
                 return;
               }
               yield step.value;

@@ -8,7 +8,7 @@ import {
   factlessBlock, emptyLedger, ledgerBuilder, parseLedger, renderLedgerBesideSteps, renderLedgerSteps, withCarriedFacts, withoutLedgerBlocks, type Ledger,
 } from './ledger.js';
 import { conclusionOf, outcomesOf, requestOf } from './sentences.js';
-import type { SummarizeRequest, Summarizer } from './summarizer.js';
+import { requestSignal, type SummarizeRequest, type Summarizer } from './summarizer.js';
 import { errorOf } from './tool-errors.js';
 import {
   addItem, emptyMemory, itemCount, parseWorkingMemory, renderWorkingMemory, trimWorkingMemory, type WorkingMemory,
@@ -220,7 +220,9 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
     name: 'extractive',
     reportsFacts: true,
     inputBudgetTokens,
-    async summarize({ previousSummary, messages, signal, maxTokens }: SummarizeRequest): Promise<string> {
+    async summarize(request: SummarizeRequest): Promise<string> {
+      const { previousSummary, messages, maxTokens } = request;
+      const signal = requestSignal(request);
       const checkpoint = () => signal.throwIfAborted();
       checkpoint();
       const count = options.countTokens ?? defaultTextCounter();

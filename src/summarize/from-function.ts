@@ -1,7 +1,7 @@
 import { InputError, SummarizerError } from '../errors.js';
 import { factCheckRoom } from './ledger.js';
 import { summaryPrompt, summaryWordLimit, type PromptMessage } from './llm-prompt.js';
-import type { SummarizeRequest, Summarizer } from './summarizer.js';
+import { requestSignal, type SummarizeRequest, type Summarizer } from './summarizer.js';
 import { readSummaryText } from './summary-text.js';
 
 /**
@@ -103,7 +103,9 @@ export function summarizerFromFunction(fn: SummaryFunction, options: FunctionSum
     model,
     inputBudgetTokens,
     ...(options.checkFacts === false ? {} : { factCheckTokens: factCheckRoom(maxTokens) }),
-    async summarize({ previousSummary, messages, signal }: SummarizeRequest): Promise<string> {
+    async summarize(request: SummarizeRequest): Promise<string> {
+      const { previousSummary, messages } = request;
+      const signal = requestSignal(request);
       signal.throwIfAborted();
       const chat = summaryPrompt(previousSummary, messages, maxWords);
       const [system, user] = [chat[0].content, chat[1].content];

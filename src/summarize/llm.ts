@@ -1,9 +1,9 @@
-import { InputError, SummarizerError, type SummarizerFailure } from '../errors.js';
+import { CtxfoldError, InputError, SummarizerError, type CtxfoldErrorCode, type SummarizerFailure } from '../errors.js';
 import { abortableSleep, backoffDelayMs, retryAfterMs } from './backoff.js';
 import { factCheckRoom } from './ledger.js';
 import { summaryPrompt, summaryWordLimit } from './llm-prompt.js';
 import { readSummaryText } from './summary-text.js';
-import type { SummarizeRequest, Summarizer } from './summarizer.js';
+import { requestSignal, type SummarizeRequest, type Summarizer } from './summarizer.js';
 import { truncateMiddle } from './truncate-middle.js';
 
 /** Options of `createLlmSummarizer`. Nothing is read from the environment here. */
@@ -82,9 +82,12 @@ interface AttemptFailure {
   readonly cause?: unknown;
 }
 
-class AttemptError extends Error {
+/** One failed attempt, caught by the retry loop (callers get an `LlmSummarizerError`). */
+class AttemptError extends CtxfoldError {
+  static override readonly kind: string = 'LlmSummarizerAttemptError';
+  static override readonly code: CtxfoldErrorCode = 'CTXFOLD_SUMMARY_ATTEMPT';
   constructor(readonly failure: AttemptFailure) {
-    super(failure.message);
+    super(failure.message, { cause: failure.cause });
   }
 }
 
@@ -201,7 +204,9 @@ export function createLlmSummarizer(options: LlmSummarizerOptions): Summarizer {
     model: options.model,
     inputBudgetTokens,
     ...(options.checkFacts === false ? {} : { factCheckTokens: factCheckRoom(maxTokens) }),
-    async summarize({ previousSummary, messages, signal }: SummarizeRequest): Promise<string> {
+    async summarize(request: SummarizeRequest): Promise<string> {
+      const { previousSummary, messages } = request;
+      const signal = requestSignal(request);
       signal.throwIfAborted();
       const body = JSON.stringify({
         model: options.model,

@@ -1,18 +1,19 @@
-import { SummarizerError } from '../errors.js';
+import { InputError, SummarizerError } from '../errors.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TranscriptEntry } from '../formats/lens.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { defaultTextCounter } from './default-counter.js';
 import { appendMissingFacts, extendLedger, ledgerStats, parseLedger, withFactsOfText, withoutLedgerBlocks } from './ledger.js';
 import { renderEntry } from './render-transcript.js';
-import type { Summarizer } from './summarizer.js';
+import { requestSignal, type Summarizer } from './summarizer.js';
 import { truncateMiddle } from './truncate-middle.js';
 
 /** What `summarizeRolling` folds: the summary so far and the new messages, oldest first. */
 export interface RollingRequest {
   readonly previousSummary?: string;
   readonly messages: readonly TranscriptEntry[];
-  readonly signal: AbortSignal;
+  /** Aborts the fold; left out, it never aborts. */
+  readonly signal?: AbortSignal;
   /** Token counter for batching. Default: the shared tiktoken counter (`o200k_base`). */
   readonly countTokens?: TextCounter;
   /**
@@ -63,7 +64,7 @@ const MIN_FIELD_CHARS = 32;
 /**
  * A copy of `entry` whose long texts (text, call arguments, result contents) are cut in the
  * middle, with a marker, until the entry costs at most `maxTokens`. Names and ids are kept.
- * Throws a RangeError when even the marker-only entry does not fit (a budget far too small).
+ * Throws an `InputError` (`summarizer.inputBudgetTokens`) when even the marker-only entry does not fit (a budget far too small).
  */
 export function shortenEntry(entry: TranscriptEntry, maxTokens: number, countTokens: TextCounter = defaultTextCounter()): TranscriptEntry {
   let tokens = entryTokens(entry, countTokens);
@@ -80,7 +81,7 @@ export function shortenEntry(entry: TranscriptEntry, maxTokens: number, countTok
     if (atFloor) break;
   }
   if (tokens > maxTokens) {
-    throw new RangeError(`a single message needs ${tokens} tokens even when shortened, over the ${maxTokens} tokens left in the summarizer's input budget`);
+    throw new InputError('summarizer.inputBudgetTokens', `is too small: a single message needs ${tokens} tokens even when shortened, over the ${maxTokens} tokens left of the budget; raise it`);
   }
   return shortened;
 }
@@ -117,7 +118,8 @@ function boundedSummary(summary: string | undefined, maxTokens: number, countTok
  * returns an empty summary: the result is never empty.
  */
 export async function summarizeRolling(summarizer: Summarizer, request: RollingRequest): Promise<RollingResult> {
-  const { messages, signal } = request;
+  const { messages } = request;
+  const signal = requestSignal(request);
   const countTokens = request.countTokens ?? defaultTextCounter();
   const budget = summarizer.inputBudgetTokens;
   // The summary carried into the next call may take half the input budget, or the room the caller
@@ -126,7 +128,7 @@ export async function summarizeRolling(summarizer: Summarizer, request: RollingR
   signal.throwIfAborted();
   let summary = request.previousSummary?.trim() ? request.previousSummary : undefined;
   if (messages.length === 0) {
-    if (summary === undefined) throw new RangeError('summarizeRolling: nothing to summarize (no messages and no previous summary)');
+    if (summary === undefined) throw new InputError('messages', 'must hold at least one message when there is no previous summary: summarizeRolling has nothing to summarize');
     return { summary, calls: 0 };
   }
 

@@ -6,8 +6,12 @@ export interface SummarizeRequest {
   readonly previousSummary?: string;
   /** The messages to fold in, oldest first, read through the chat's lens (format-neutral). */
   readonly messages: readonly TranscriptEntry[];
-  /** Aborted when the job is cancelled or times out; a summarizer stops work and rejects. */
-  readonly signal: AbortSignal;
+  /**
+   * Aborted when the job is cancelled or times out; a summarizer stops work and rejects. ctxfold
+   * always passes one; a caller of `summarize()` may leave it out, which means never aborted
+   * (read it with `requestSignal`).
+   */
+  readonly signal?: AbortSignal;
   /**
    * The room, in tokens, the summary will have in the view it is made for, when the caller knows
    * it. A summarizer whose size the user did not fix may write up to this instead of its default
@@ -51,6 +55,11 @@ export interface Summarizer {
    * summary given more room, only on what that line says (or `factCheckTokens`'s appended block).
    */
   readonly reportsFacts?: boolean;
+}
+
+/** The request's signal, or one that never aborts when the caller gave none. */
+export function requestSignal(request: { readonly signal?: AbortSignal }): AbortSignal {
+  return request.signal ?? new AbortController().signal;
 }
 
 /** True when a summarizer's summaries say how many facts they left out (`reportsFacts`, or checked with `factCheckTokens`). */

@@ -3,7 +3,7 @@ import type { MessageLens } from '../formats/lens.js';
 import { messageTokens, REQUEST_OVERHEAD_TOKENS } from './accounting.js';
 import { countByLines, LINE_ADDITIVE_ENCODINGS } from './line-sum.js';
 import { TextMemo } from './text-memo.js';
-import { encodingForModel, tiktokenCounter } from './tiktoken.js';
+import { ENCODINGS, encodingForModel, isEncoding, tiktokenCounter } from './tiktoken.js';
 
 /** Counts the tokens of a text. Any tokenizer can stand in for tiktoken here. */
 export type TextCounter = (text: string) => number;
@@ -12,7 +12,7 @@ export type TextCounter = (text: string) => number;
 export interface TokenCounterOptions {
   /** Model name; picks the encoding when `encoding` is not given. */
   readonly model?: string;
-  /** tiktoken encoding name (`o200k_base`, `cl100k_base`, ...). */
+  /** tiktoken encoding name: `o200k_base`, `cl100k_base`, `p50k_base`, `p50k_edit`, `r50k_base` or `gpt2`. */
   readonly encoding?: string;
   /** Your own text counter instead of tiktoken. */
   readonly countText?: TextCounter;
@@ -48,10 +48,19 @@ export interface TokenCounter {
 /** Default bound of a counter's text cache. */
 export const DEFAULT_COUNT_CACHE_BYTES = 32 * 1024 * 1024;
 
-/** Creates a token counter on tiktoken (the model's encoding, `o200k_base` by default) or on `countText`. */
+/**
+ * Creates a token counter on tiktoken (the model's encoding, `o200k_base` by default) or on
+ * `countText`. An `encoding` tiktoken does not have is an `InputError` naming the ones it has.
+ */
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
-  const encoding = options.countText === undefined ? options.encoding ?? encodingForModel(options.model) : undefined;
-  const raw = options.countText ?? tiktokenCounter(encoding as Parameters<typeof tiktokenCounter>[0]);
+  if (options.countText !== undefined && typeof options.countText !== 'function') {
+    throw new InputError('options.countText', `must be a function (text) => number of tokens, got ${typeof options.countText}`);
+  }
+  if (options.countText === undefined && options.encoding !== undefined && (typeof options.encoding !== 'string' || !isEncoding(options.encoding))) {
+    throw new InputError('options.encoding', `must be one of ${ENCODINGS.join(', ')}, got ${JSON.stringify(options.encoding) ?? String(options.encoding)}`);
+  }
+  const encoding = options.countText === undefined ? (options.encoding as ReturnType<typeof encodingForModel> | undefined) ?? encodingForModel(options.model) : undefined;
+  const raw = options.countText ?? tiktokenCounter(encoding!);
   const memo = new TextMemo<number>(options.cacheMaxBytes ?? DEFAULT_COUNT_CACHE_BYTES);
   let encoded = 0;
   let cachedHits = 0;

@@ -10,6 +10,14 @@ import { piecesSplitter, splitsLikeTiktoken } from './pretokenize.js';
 /** The encoding used when none is named and the model is unknown. */
 export const DEFAULT_ENCODING: TiktokenEncoding = 'o200k_base';
 
+/** Every encoding tiktoken can load, the values `TokenCounterOptions.encoding` accepts. */
+export const ENCODINGS: readonly TiktokenEncoding[] = ['o200k_base', 'cl100k_base', 'p50k_base', 'p50k_edit', 'r50k_base', 'gpt2'];
+
+/** True when `name` is one of `ENCODINGS`. */
+export function isEncoding(name: string): name is TiktokenEncoding {
+  return (ENCODINGS as readonly string[]).includes(name);
+}
+
 const loaded = new Map<TiktokenEncoding, Tiktoken>();
 
 /**

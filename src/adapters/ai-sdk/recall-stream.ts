@@ -1,3 +1,4 @@
+import { CtxfoldError } from '../../errors.js';
 import type { CompressResult } from '../../runtime/compress.js';
 import { isFields, type Fields } from '../../recall/dialect.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
@@ -87,7 +88,7 @@ export function recallAnsweringStream<P>(first: ReadableStream<P>, recall: Strea
           read: (round) => round.result,
           ask: async (view) => {
             // Cancelled while a round was being read or answered: the model is not asked again.
-            if (cancelled) throw new Error('the stream was cancelled');
+            if (cancelled) throw new CtxfoldError('the stream was cancelled', { code: 'CTXFOLD_ABORTED' });
             return readRound(await recall.stream(view), reading);
           },
           usage: (round) => (isFields(round.result.usage) ? round.result.usage : undefined),
