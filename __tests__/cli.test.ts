@@ -504,6 +504,16 @@ describe('ctxfold on JSONL: record by record', () => {
     expect(dash).toEqual(fromFile);
   });
 
+  test('text in several scripts, across the reader\'s chunk boundaries, comes out as it went in', () => {
+    // Over 1 MB of two-, three- and four-byte characters: some fall across the 256 KiB chunks the file is read in.
+    const lines = Array.from({ length: 60 }, (_, k) => JSON.stringify({ id: k, messages: [{ role: 'user', content: `${'é用😀'.repeat(2000 + k)} ${k}` }] }));
+    const r = ctxfold(['validate', file('scripts.jsonl', `${lines.join('\n')}\n`)]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; messages: unknown });
+    expect(out.map(({ id, messages }) => JSON.stringify({ id, messages }))).toEqual(lines);
+  });
+
   test('a bad record is named by its line, field and rule, has no output line; the run goes on and exits 2', async () => {
     const good = JSON.stringify({ messages: goodHistory });
     const bot = JSON.stringify({ id: 'bot', messages: [{ role: 'user', content: 'u' }, { role: 'bot', content: 'b' }] });

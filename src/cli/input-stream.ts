@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { CliError } from './cli-error.js';
 import { EMPTY_INPUT, firstBadByte, itemOfLine, parseWhole, type InputItem, type InputShape } from './input.js';
@@ -103,7 +104,17 @@ async function* linesOf(texts: AsyncIterable<string>): AsyncGenerator<string> {
 
 /** The bytes of the file, or of standard input for `undefined` or `-`, with read errors named. */
 async function byteSource(file: string | undefined): Promise<{ chunks: AsyncIterable<Uint8Array>; totalBytes?: number }> {
-  if (file === undefined || file === '-') return { chunks: named(process.stdin, 'standard input') };
+  if (file === undefined || file === '-') {
+    // Standard input redirected from a file (`< chats.jsonl`) has a size, for the progress line's time left.
+    let totalBytes: number | undefined;
+    try {
+      const stat = fstatSync(0);
+      if (stat.isFile()) totalBytes = stat.size;
+    } catch {
+      totalBytes = undefined;
+    }
+    return { chunks: named(process.stdin, 'standard input'), totalBytes };
+  }
   let handle: FileHandle;
   try {
     handle = await open(file, 'r');

@@ -54,7 +54,7 @@ export function createProgress(stream: NodeJS.WriteStream, quiet: boolean, sourc
   let shown = false;
   const line = () => {
     const seconds = (now() - started) / 1000;
-    const parts = [`${records} records`];
+    const parts = [`${records} record${records === 1 ? '' : 's'}`];
     if (counted) parts.push(`${short(tokensIn)} tokens in, ${short(tokensOut)} out`);
     if (seconds > 0) parts.push(`${short(Math.round(records / seconds))} records/s`);
     const total = source.totalBytes;
