@@ -25,11 +25,13 @@ function ctxfold(args: readonly string[], content?: string | Uint8Array, env: Re
 const good = JSON.stringify([{ role: 'user', content: 'hello' }]);
 
 describe('ctxfold on input it must refuse clearly', () => {
-  test('a JSONL file whose first line is broken names line 1 and a column in it', () => {
+  test('a JSONL file whose first line is broken names line 1 and a column in it; the other lines are compressed', () => {
     const r = ctxfold(['compress'], `{"messages": [{"role": "user", "content": "hi"}\n${good}\n${good}\n`);
     expect(r.status).toBe(2);
-    expect(r.lines).toHaveLength(1);
+    expect(r.lines).toHaveLength(2);
     expect(r.lines[0]).toMatch(/^ctxfold: input line 1: not valid JSON \(.*column \d+/);
+    expect(r.lines[1]).toBe('ctxfold: 1 of 3 records could not be read (each is named above, and has no output line)');
+    expect(r.stdout.trim().split('\n')).toHaveLength(2);
   });
 
   test('a JSON document broken on its third line names line 3', () => {
@@ -64,10 +66,10 @@ describe('ctxfold on input it must refuse clearly', () => {
     expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
   });
 
-  test('--trim-tool-output -1 names the flag and the rule', () => {
-    const r = ctxfold(['compress', '--trim-tool-output', '-1'], good);
+  test('--tool-output-trim -1 names the flag and the rule', () => {
+    const r = ctxfold(['compress', '--tool-output-trim', '-1'], good);
     expect(r.status).toBe(2);
-    expect(r.lines).toEqual(['ctxfold: --trim-tool-output must be a non-negative integer, got "-1"']);
+    expect(r.lines).toEqual(['ctxfold: --tool-output-trim must be a non-negative integer, got "-1"']);
   });
 
   test('JSON nested 100,000 levels deep: exit 2, one line', () => {
@@ -78,7 +80,7 @@ describe('ctxfold on input it must refuse clearly', () => {
   });
 
   test('a 50 MB single-message line of letters without spaces is compressed (exit 0)', () => {
-    const r = ctxfold(['compress', '--max-tokens', '1000'], `[{"role": "user", "content": "${'x'.repeat(50_000_000)}"}]`);
+    const r = ctxfold(['compress', '--max-context-tokens', '1000'], `[{"role": "user", "content": "${'x'.repeat(50_000_000)}"}]`);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout) as { messages: unknown[]; ctxfold: { overBudget: boolean; tokensBefore: number } };
@@ -97,7 +99,7 @@ describe('ctxfold --summarizer llm against a dead endpoint', () => {
       ...Array.from({ length: 12 }, (_, k) => ({ role: k % 2 ? 'assistant' : 'user', content: `message ${k} ${'words '.repeat(40)}` })),
       { role: 'user', content: 'and now?' },
     ] });
-    const r = ctxfold(['compress', '--threshold', '100', '--keep-last', '2', '--summarizer', 'llm'], `${record}\n${record}\n${record}\n`, {
+    const r = ctxfold(['compress', '--compression-threshold-tokens', '100', '--keep-last', '2', '--summarizer', 'llm'], `${record}\n${record}\n${record}\n`, {
       CTXFOLD_LLM_BASE_URL: url, CTXFOLD_LLM_MODEL: 'm',
     });
     expect(r.status).toBe(0);

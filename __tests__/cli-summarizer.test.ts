@@ -31,7 +31,7 @@ describe('ctxfold compress --summarizer', () => {
   afterAll(() => server.close());
 
   test('extractive: the view carries one summary message and the report lists the covered ids', async () => {
-    const r = await run(['compress', '--threshold', '1500', '--summarizer', 'extractive', '-'], body);
+    const r = await run(['compress', '--compression-threshold-tokens', '1500', '--summarizer', 'extractive', '-'], body);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { messages: OpenAIChatMessage[]; ctxfold: { summary: { applied: boolean; coveredIds: string[]; summarizer: string } } };
     expect(out.ctxfold.summary).toMatchObject({ applied: true, summarizer: 'extractive' });
@@ -43,7 +43,7 @@ describe('ctxfold compress --summarizer', () => {
 
   test('llm: reads the endpoint from the environment and sends the tool calls to it', async () => {
     const before = server.requests.length;
-    const r = await run(['compress', '--threshold', '1500', '--summarizer', 'llm', '-'], body, {
+    const r = await run(['compress', '--compression-threshold-tokens', '1500', '--summarizer', 'llm', '-'], body, {
       CTXFOLD_LLM_BASE_URL: server.baseURL, CTXFOLD_LLM_MODEL: 'summary-model', CTXFOLD_LLM_API_KEY: 'sk-test',
     });
     expect(r.code).toBe(0);
@@ -59,7 +59,7 @@ describe('ctxfold compress --summarizer', () => {
 
   test('llm failure: the view is sent without a summary, with a warning; nothing is lost', async () => {
     server.enqueue({ status: 400, body: { error: { message: 'bad model' } } }, 5);
-    const r = await run(['compress', '--threshold', '1500', '--summarizer', 'llm', '-'], body, {
+    const r = await run(['compress', '--compression-threshold-tokens', '1500', '--summarizer', 'llm', '-'], body, {
       CTXFOLD_LLM_BASE_URL: server.baseURL, CTXFOLD_LLM_MODEL: 'summary-model',
     });
     expect(r.code).toBe(0);
@@ -72,8 +72,8 @@ describe('ctxfold compress --summarizer', () => {
   test('usage errors name what is missing', async () => {
     const noThreshold = await run(['compress', '--summarizer', 'extractive', '-'], body);
     expect(noThreshold.code).toBe(2);
-    expect(noThreshold.stderr).toMatch(/needs --threshold/);
-    const noEnv = await run(['compress', '--threshold', '10', '--summarizer', 'llm', '-'], body, { CTXFOLD_LLM_BASE_URL: '' });
+    expect(noThreshold.stderr).toMatch(/needs --compression-threshold-tokens/);
+    const noEnv = await run(['compress', '--compression-threshold-tokens', '10', '--summarizer', 'llm', '-'], body, { CTXFOLD_LLM_BASE_URL: '' });
     expect(noEnv.code).toBe(2);
     expect(noEnv.stderr).toMatch(/CTXFOLD_LLM_BASE_URL/);
     const bad = await run(['compress', '--summarizer', 'magic', '-'], body);

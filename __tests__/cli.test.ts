@@ -113,7 +113,7 @@ describe('ctxfold compress: shapes', () => {
   const chat = toolChat(12);
 
   test('an array in gives { messages, ctxfold } out, equal to compressContext', () => {
-    const r = ctxfold(['compress', '--max-tokens', '1500', file('array.json', JSON.stringify(chat))]);
+    const r = ctxfold(['compress', '--max-context-tokens', '1500', file('array.json', JSON.stringify(chat))]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -127,7 +127,7 @@ describe('ctxfold compress: shapes', () => {
 
   test('an object in keeps its other fields, in order, replaces messages and adds ctxfold', () => {
     const input = { id: 'chat-7', messages: chat, meta: { user: 'u1' } };
-    const r = ctxfold(['compress', '--max-tokens', '1500', file('object.json', JSON.stringify(input))]);
+    const r = ctxfold(['compress', '--max-context-tokens', '1500', file('object.json', JSON.stringify(input))]);
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(Object.keys(out)).toEqual(['id', 'messages', 'meta', 'ctxfold']);
@@ -140,7 +140,7 @@ describe('ctxfold compress: shapes', () => {
   test('JSONL in gives one line per record, in order; blank lines are skipped', () => {
     const records = [toolChat(1), toolChat(12), toolChat(5)].map((messages, k) => ({ id: `r${k}`, messages }));
     const text = `${JSON.stringify(records[0])}\n\n${JSON.stringify(records[1])}\r\n   \n${JSON.stringify(records[2])}\n\n`;
-    const r = ctxfold(['compress', '--max-tokens', '1500', '--pretty', file('three.jsonl', text)]);
+    const r = ctxfold(['compress', '--max-context-tokens', '1500', '--pretty', file('three.jsonl', text)]);
     expect(r.status).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines.pop()).toBe('');
@@ -163,9 +163,9 @@ describe('ctxfold compress: shapes', () => {
 
   test('standard input via "-" and via no FILE give the same output as the file', () => {
     const text = JSON.stringify({ messages: chat });
-    const fromFile = ctxfold(['compress', '--max-tokens', '1500', file('stdin.json', text)]);
-    const dash = ctxfold(['compress', '--max-tokens', '1500', '-'], text);
-    const none = ctxfold(['compress', '--max-tokens', '1500'], text);
+    const fromFile = ctxfold(['compress', '--max-context-tokens', '1500', file('stdin.json', text)]);
+    const dash = ctxfold(['compress', '--max-context-tokens', '1500', '-'], text);
+    const none = ctxfold(['compress', '--max-context-tokens', '1500'], text);
     expect(fromFile.status).toBe(0);
     expect(dash).toEqual(fromFile);
     expect(none).toEqual(fromFile);
@@ -186,14 +186,14 @@ describe('ctxfold compress: each flag reaches compressContext', () => {
   // Every case but the last must give a different result: each flag changes something.
   const cases: [string[], CompressOptions][] = [
     [[], {}],
-    [['--max-tokens', '1500'], { maxContextTokens: 1500 }],
-    [['--max-tokens', '1500', '--keep-first', '5'], { maxContextTokens: 1500, keepFirst: 5 }],
-    [['--max-tokens=1500', '--keep-last', '1'], { maxContextTokens: 1500, keepLast: 1 }],
-    [['--threshold', '500'], { compressionThresholdTokens: 500 }],
-    [['--max-tokens', '1500', '--trim-tool-output', '100'], { maxContextTokens: 1500, toolOutputTrim: { minChars: 100 } }],
+    [['--max-context-tokens', '1500'], { maxContextTokens: 1500 }],
+    [['--max-context-tokens', '1500', '--keep-first', '5'], { maxContextTokens: 1500, keepFirst: 5 }],
+    [['--max-context-tokens=1500', '--keep-last', '1'], { maxContextTokens: 1500, keepLast: 1 }],
+    [['--compression-threshold-tokens', '500'], { compressionThresholdTokens: 500 }],
+    [['--max-context-tokens', '1500', '--tool-output-trim', '100'], { maxContextTokens: 1500, toolOutputTrim: { minChars: 100 } }],
     // No value: the FILE that follows is the input, not CHARS.
-    [['--max-tokens', '1500', '--trim-tool-output'], { maxContextTokens: 1500, toolOutputTrim: true }],
-    [['--max-tokens', '1500', '--low-water-mark', '1'], { maxContextTokens: 1500, lowWaterMark: 1 }],
+    [['--max-context-tokens', '1500', '--tool-output-trim'], { maxContextTokens: 1500, toolOutputTrim: true }],
+    [['--max-context-tokens', '1500', '--low-water-mark', '1'], { maxContextTokens: 1500, lowWaterMark: 1 }],
     [['--model', 'gpt-4'], { model: 'gpt-4' }],
     [['--format', 'openai'], { format: 'openai' }],
   ];
@@ -225,7 +225,7 @@ describe('ctxfold compress: each flag reaches compressContext', () => {
     const pages = pageExchangesChat() as unknown as OpenAIChatMessage[];
     const path = file('pages.json', JSON.stringify(pages));
     const tokens = ['1', '0.7', '.5'].map((mark) => {
-      const r = ctxfold(['compress', '--max-tokens', '2000', `--low-water-mark=${mark}`, path]);
+      const r = ctxfold(['compress', '--max-context-tokens', '2000', `--low-water-mark=${mark}`, path]);
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
       const out = JSON.parse(r.stdout);
@@ -239,8 +239,8 @@ describe('ctxfold compress: each flag reaches compressContext', () => {
     expect(tokens[1]).toBeGreaterThan(tokens[2]);
   });
 
-  test('--trim-tool-output collapses the bulky results and the view stays valid', () => {
-    const r = ctxfold(['compress', '--max-tokens', '1500', '--trim-tool-output', '100', input]);
+  test('--tool-output-trim collapses the bulky results and the view stays valid', () => {
+    const r = ctxfold(['compress', '--max-context-tokens', '1500', '--tool-output-trim', '100', input]);
     const out = JSON.parse(r.stdout);
     expect(out.ctxfold.collapsed.length).toBeGreaterThan(0);
     expect(validateMessages(out.messages, openaiProfile)).toEqual([]);
@@ -265,34 +265,34 @@ describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
   const good = JSON.stringify({ messages: goodHistory });
   const bot = JSON.stringify({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'bot', content: 'b' }] });
   const cases: [string, () => string[], string, string][] = [
-    ['unknown role on JSONL line 4 (blank lines count)', () => ['compress'], `${good}\n\n${good}\n${bot}\n`, 'ctxfold: input line 4: messages[2].role: unknown role "bot" (expected system, developer, user, assistant, tool, function)'],
     ['validate: unknown role', () => ['validate', '-'], bot, 'ctxfold: input line 1: messages[2].role: unknown role "bot"'],
     ['not JSON or JSONL', () => ['compress'], 'this is not json', 'ctxfold: input: not valid JSON (Unexpected token'],
-    ['a broken JSONL line', () => ['compress'], `${good}\n{"messages": [\n`, 'ctxfold: input line 2: not valid JSON ('],
     ['a JSON document broken on line 3', () => ['compress'], '[\n{"role":"user","content":"hi"}\n{"role":"user","content":"hi"}]', 'ctxfold: input: not valid JSON ('],
     ['empty input', () => ['compress'], ' \n\n', 'ctxfold: input: empty'],
     ['a JSON scalar', () => ['compress'], '42', 'ctxfold: input line 1: expected an array of messages or a request body with "messages", "contents" or "input", got number'],
     ['an object without messages', () => ['compress'], '{"id":"x"}', 'ctxfold: input line 1: missing field "messages" (or "contents" for Gemini, "input" for OpenAI Responses): expected a list of messages'],
     ['messages that are not an array', () => ['compress'], '{"messages":"hi"}', 'ctxfold: input line 1: messages: must be an array of messages, got string'],
     ['a message that is not an object', () => ['compress'], '[{"role":"user","content":"hi"}, 7]', 'ctxfold: input line 1: messages[1]: must be a message object'],
-    ['--max-tokens abc', () => ['compress', '--max-tokens', 'abc'], good, 'ctxfold: --max-tokens must be a positive integer, got "abc"'],
-    ['--max-tokens 0', () => ['compress', '--max-tokens', '0'], good, 'ctxfold: --max-tokens must be a positive integer, got "0"'],
-    ['--max-tokens -5', () => ['compress', '--max-tokens', '-5'], good, 'ctxfold: --max-tokens must be a positive integer, got "-5"'],
-    ['--max-tokens 1.5', () => ['compress', '--max-tokens=1.5'], good, 'ctxfold: --max-tokens must be a positive integer, got "1.5"'],
-    ['--max-tokens with no value', () => ['compress', '--max-tokens'], good, 'ctxfold: --max-tokens needs a value (N)'],
+    ['--max-context-tokens abc', () => ['compress', '--max-context-tokens', 'abc'], good, 'ctxfold: --max-context-tokens must be a positive integer, got "abc"'],
+    ['--max-context-tokens 0', () => ['compress', '--max-context-tokens', '0'], good, 'ctxfold: --max-context-tokens must be a positive integer, got "0"'],
+    ['--max-context-tokens -5', () => ['compress', '--max-context-tokens', '-5'], good, 'ctxfold: --max-context-tokens must be a positive integer, got "-5"'],
+    ['--max-context-tokens 1.5', () => ['compress', '--max-context-tokens=1.5'], good, 'ctxfold: --max-context-tokens must be a positive integer, got "1.5"'],
+    ['--max-context-tokens with no value', () => ['compress', '--max-context-tokens'], good, 'ctxfold: --max-context-tokens needs a value (N)'],
     ['--keep-last x', () => ['compress', '--keep-last', 'x'], good, 'ctxfold: --keep-last must be a non-negative integer, got "x"'],
-    ['--threshold 0', () => ['compress', '--threshold', '0'], good, 'ctxfold: --threshold must be a positive integer, got "0"'],
+    ['--compression-threshold-tokens 0', () => ['compress', '--compression-threshold-tokens', '0'], good, 'ctxfold: --compression-threshold-tokens must be a positive integer, got "0"'],
     ['--low-water-mark 0', () => ['compress', '--low-water-mark', '0'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "0"'],
     ['--low-water-mark 1.5', () => ['compress', '--low-water-mark', '1.5'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "1.5"'],
     ['--low-water-mark=-0.5', () => ['compress', '--low-water-mark=-0.5'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "-0.5"'],
     ['--low-water-mark 70%', () => ['compress', '--low-water-mark', '70%'], good, 'ctxfold: --low-water-mark must be a number above 0 and at most 1, got "70%"'],
-    ['--trim-tool-output=abc', () => ['compress', '--trim-tool-output=abc'], good, 'ctxfold: --trim-tool-output must be a non-negative integer, got "abc"'],
+    ['--tool-output-trim=abc', () => ['compress', '--tool-output-trim=abc'], good, 'ctxfold: --tool-output-trim must be a non-negative integer, got "abc"'],
     ['--format palm', () => ['compress', '--format', 'palm'], good, `ctxfold: --format must be one of ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}`],
     ['--pretty=yes', () => ['compress', '--pretty=yes'], good, 'ctxfold: --pretty takes no value, got "yes"'],
     ['an unknown option', () => ['compress', '--bogus'], good, 'ctxfold: unknown option --bogus'],
-    ['a compress flag given to validate', () => ['validate', '--max-tokens', '5'], good, 'ctxfold: --max-tokens is not an option of validate'],
+    ['a compress flag given to validate', () => ['validate', '--max-context-tokens', '5'], good, 'ctxfold: --max-context-tokens is not an option of validate'],
     ['an unknown command', () => ['squash'], good, 'ctxfold: unknown command: expected compress, validate or serve, got "squash"'],
-    ['a misspelt option', () => ['compress', '--max-token', '5'], good, 'ctxfold: unknown option --max-token (did you mean --max-tokens?)'],
+    ['a misspelt option', () => ['compress', '--max-context-token', '5'], good, 'ctxfold: unknown option --max-context-token (did you mean --max-context-tokens?)'],
+    ['a misspelt deprecated option: the hint names the flag to use now', () => ['compress', '--max-token', '5'], good, 'ctxfold: unknown option --max-token (did you mean --max-context-tokens?)'],
+    ['a deprecated compress flag given to validate', () => ['validate', '--threshold', '5'], good, 'ctxfold: --threshold is not an option of validate'],
     ['a misspelt command', () => ['compres'], good, 'ctxfold: unknown command: expected compress, validate or serve, got "compres" (did you mean compress?)'],
     ['no command', () => [], good, 'ctxfold: missing command'],
     ['two files', () => ['compress', 'a.json', 'b.json'], good, 'ctxfold: expected at most one FILE, got "a.json" and "b.json"'],
@@ -321,10 +321,10 @@ describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
     // What the user can fix is never called internal.
     expect(describeFailure(new InputError('options.x', 'bad'), false)).toEqual({ line: 'options.x: bad', exitCode: 2 });
     // The CLI's own errors are ctxfold errors, as every error ctxfold throws.
-    const usage = new CliError('--max-tokens must be a positive integer');
+    const usage = new CliError('--max-context-tokens must be a positive integer');
     expect(usage).toBeInstanceOf(CtxfoldError);
     expect({ name: usage.name, exitCode: usage.exitCode }).toEqual({ name: 'CliError', exitCode: 2 });
-    expect(describeFailure(usage, false)).toEqual({ line: '--max-tokens must be a positive integer', exitCode: 2 });
+    expect(describeFailure(usage, false)).toEqual({ line: '--max-context-tokens must be a positive integer', exitCode: 2 });
     expect(oneLine('bad \u0007\u001b[31m input')).toBe('bad \\u0007\\u001b[31m input');
   });
 });
@@ -370,7 +370,7 @@ describe('ctxfold validate', () => {
 });
 
 describe('ctxfold help and version', () => {
-  const flags = ['--max-tokens', '--keep-first', '--keep-last', '--keep-last-yields', '--low-water-mark', '--threshold', '--trim-tool-output', '--model', '--format', '--no-repair', '--pretty', '--help', '-h', '--version'];
+  const flags = ['--max-context-tokens', '--keep-first', '--keep-last', '--keep-last-yields', '--low-water-mark', '--compression-threshold-tokens', '--tool-output-trim', '--model', '--format', '--no-repair', '--pretty', '--help', '-h', '--version'];
 
   test.each([[['--help']], [['-h']], [['help']]])('%j lists every flag, the shapes and the exit codes', (args) => {
     const r = ctxfold(args);
@@ -380,7 +380,7 @@ describe('ctxfold help and version', () => {
     expect(r.stdout).toContain('ctxfold compress [options] [FILE|-]');
     expect(r.stdout).toContain('ctxfold validate [options] [FILE|-]');
     expect(r.stdout).toContain('an array cannot carry the report');
-    expect(r.stdout).toContain('--trim-tool-output [CHARS]');
+    expect(r.stdout).toContain('--tool-output-trim [CHARS]');
     expect(r.stdout).toContain(`--format FORMAT`);
     expect(r.stdout).toContain(`message format of the input: ${[...SUPPORTED_FORMATS, 'auto'].join(', ')}; auto detects it by evidence`);
     for (const code of ['0', '1', '2', '70']) expect(r.stdout).toMatch(new RegExp(`^ {2}${code} +\\S`, 'm'));
@@ -405,7 +405,7 @@ describe('ctxfold help and version', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('--format');
     expect(r.stdout).toContain('--pretty');
-    expect(r.stdout).not.toContain('--max-tokens');
+    expect(r.stdout).not.toContain('--max-context-tokens');
     expect(ctxfold(['help', 'validate']).stdout).toBe(r.stdout);
   });
 
@@ -417,10 +417,177 @@ describe('ctxfold help and version', () => {
   });
 });
 
+describe('ctxfold: one name per option, the library\'s, in kebab-case', () => {
+  const chat = toolChat(12);
+  const input = file('names.json', JSON.stringify(chat));
+  const renamed: [string, string][] = [['--max-tokens', '--max-context-tokens'], ['--threshold', '--compression-threshold-tokens'], ['--trim-tool-output', '--tool-output-trim']];
+
+  test('the old names still work, as the new ones do, and each prints one deprecation line naming the new flag, however often it is given', async () => {
+    const [fresh, old] = await Promise.all([
+      ctxfoldAsync(['compress', '--max-context-tokens', '1500', '--compression-threshold-tokens', '500', '--tool-output-trim', '100', input]),
+      ctxfoldAsync(['compress', '--max-tokens', '1500', '--max-tokens=1500', '--threshold', '500', '--trim-tool-output', '100', input]),
+    ]);
+    expect(fresh.stderr).toBe('');
+    expect(fresh.status).toBe(0);
+    const lib = compressContext(chat, { maxContextTokens: 1500, compressionThresholdTokens: 500, toolOutputTrim: { minChars: 100 } });
+    expect(JSON.parse(fresh.stdout)).toEqual({ messages: json(lib.messages), ctxfold: json(lib.report) });
+    expect(old.status).toBe(0);
+    expect(old.stdout).toBe(fresh.stdout);
+    expect(old.stderr.trimEnd().split('\n')).toEqual(renamed.map(([was, now]) => `ctxfold: ${was} is deprecated; use ${now}`));
+  });
+
+  test('an old name\'s bad value is named as it was typed, in the one line of a usage error', () => {
+    const r = ctxfold(['compress', '--max-tokens', 'abc'], JSON.stringify(goodHistory));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('ctxfold: --max-tokens must be a positive integer, got "abc"\n');
+  });
+
+  test.each([[['--help']], [['compress', '--help']], [['serve', '--help']]])('%j lists the new names only', (args) => {
+    const r = ctxfold(args);
+    expect(r.status).toBe(0);
+    for (const [was, now] of renamed) {
+      expect(r.stdout).toContain(now);
+      expect(r.stdout).not.toMatch(new RegExp(`${was}\\b(?!-)`));
+    }
+  });
+});
+
+/** Lines of a child's standard output, as they arrive. */
+function lineReader(stream: NodeJS.ReadableStream): () => Promise<string | undefined> {
+  let buffered = '';
+  let ended = false;
+  const waiting: (() => void)[] = [];
+  stream.setEncoding('utf8');
+  stream.on('data', (d: string) => { buffered += d; waiting.splice(0).forEach((w) => w()); });
+  stream.on('end', () => { ended = true; waiting.splice(0).forEach((w) => w()); });
+  return async () => {
+    for (;;) {
+      const nl = buffered.indexOf('\n');
+      if (nl !== -1) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        return line;
+      }
+      if (ended) return undefined;
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+  };
+}
+
+describe('ctxfold on JSONL: record by record', () => {
+  const records = [toolChat(1), toolChat(12), toolChat(5)].map((messages, k) => JSON.stringify({ id: `r${k}`, messages }));
+
+  test.each(['compress', 'validate'])('%s: the first output line comes out before standard input ends', async (command) => {
+    const child = spawn(process.execPath, [CLI, command, '-'], { cwd: root, env: { ...process.env, CTXFOLD_DEBUG: '' } });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const next = lineReader(child.stdout);
+    child.stdin.write(`${records[0]}\n`);
+    const first = await next();
+    // Standard input is still open: only the first record has been sent.
+    expect(child.stdin.writableEnded).toBe(false);
+    expect(JSON.parse(first!).id).toBe('r0');
+    child.stdin.end(`${records[1]}\n${records[2]}\n`);
+    expect(JSON.parse((await next())!).id).toBe('r1');
+    expect(JSON.parse((await next())!).id).toBe('r2');
+    expect(await next()).toBeUndefined();
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('');
+  });
+
+  test('"-" reads JSONL from standard input, as FILE does', async () => {
+    const text = `${records.join('\n')}\n`;
+    const [dash, fromFile] = await Promise.all([ctxfoldAsync(['compress', '--max-context-tokens', '1500', '-'], text), ctxfoldAsync(['compress', '--max-context-tokens', '1500', file('dash.jsonl', text)])]);
+    expect(dash.status).toBe(0);
+    expect(dash.stdout.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual(['r0', 'r1', 'r2']);
+    expect(dash).toEqual(fromFile);
+  });
+
+  test('text in several scripts, across the reader\'s chunk boundaries, comes out as it went in', () => {
+    // Over 1 MB of two-, three- and four-byte characters: some fall across the 256 KiB chunks the file is read in.
+    const lines = Array.from({ length: 60 }, (_, k) => JSON.stringify({ id: k, messages: [{ role: 'user', content: `${'é用😀'.repeat(2000 + k)} ${k}` }] }));
+    const r = ctxfold(['validate', file('scripts.jsonl', `${lines.join('\n')}\n`)]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; messages: unknown });
+    expect(out.map(({ id, messages }) => JSON.stringify({ id, messages }))).toEqual(lines);
+  });
+
+  test('a bad record is named by its line, field and rule, has no output line; the run goes on and exits 2', async () => {
+    const good = JSON.stringify({ messages: goodHistory });
+    const bot = JSON.stringify({ id: 'bot', messages: [{ role: 'user', content: 'u' }, { role: 'bot', content: 'b' }] });
+    const text = `${good}\n\n${bot}\n{"messages": [\n${good}\n`;
+    const [compress, validate] = await Promise.all([ctxfoldAsync(['compress'], text), ctxfoldAsync(['validate'], text)]);
+    for (const r of [compress, validate]) {
+      expect(r.status).toBe(2);
+      expect(r.stdout.trim().split('\n')).toHaveLength(2);
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(3);
+      expect(lines[0]).toBe('ctxfold: input line 3: messages[1].role: unknown role "bot" (expected system, developer, user, assistant, tool, function)');
+      expect(lines[1]).toMatch(/^ctxfold: input line 4: not valid JSON \(/);
+      expect(lines[2]).toBe('ctxfold: 2 of 4 records could not be read (each is named above, and has no output line)');
+    }
+    expect(JSON.parse(validate.stdout.split('\n')[1]).ctxfold.valid).toBe(true);
+  });
+
+  test('no progress when standard error is not a terminal; --quiet is accepted by compress and validate', async () => {
+    const text = `${records.join('\n')}\n`.repeat(20);
+    const runs = await Promise.all([['compress'], ['compress', '--quiet'], ['validate', '-q'], ['validate']].map((args) => ctxfoldAsync(args, text)));
+    for (const r of runs) {
+      expect(r.status).toBe(0);
+      expect(r.stderr).toBe('');
+      expect(r.stdout.trim().split('\n')).toHaveLength(60);
+    }
+  });
+
+  const script = spawnSync('script', ['--version'], { encoding: 'utf8' });
+  (script.status === 0 ? test : test.skip)('progress on a terminal (records, tokens in and out, rate, what is read of a FILE), none with --quiet', () => {
+    const path = file('progress.jsonl', `${records.join('\n')}\n`.repeat(20));
+    // `script` runs the CLI on a real pseudo-terminal; its standard output goes to a file, so only standard error reaches the terminal.
+    const onTerminal = (args: string) => spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} ${args} ${JSON.stringify(path)} > /dev/null`, '/dev/null'], { encoding: 'utf8', cwd: root, timeout: 120_000 });
+    const shown = onTerminal('compress');
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toMatch(/ctxfold: 60 records, [\d.]+k? tokens in, [\d.]+k? out, [\d.]+k? records\/s, 100% read/);
+    const quiet = onTerminal('compress --quiet');
+    expect(quiet.status).toBe(0);
+    expect(quiet.stdout).not.toContain('records');
+  });
+});
+
+describe('ctxfold validate: --format against the evidence', () => {
+  const anthropic = join(root, 'examples', 'formats', 'anthropic.json');
+
+  test('--format openai on an Anthropic history warns, naming the format the evidence points to and why; the exit code is validation\'s', () => {
+    const r = ctxfold(['validate', '--format', 'openai', anthropic]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('ctxfold: input line 1: warning: --format openai, but the messages look like anthropic (a "tool_use" block in content at messages[1], a "tool_result" block in content at messages[2])\n');
+    expect(JSON.parse(r.stdout).ctxfold.valid).toBe(true);
+  });
+
+  test('--provider implies the format, and is named as what set it', () => {
+    const r = ctxfold(['validate', '--provider', 'mistral', anthropic]);
+    expect(r.stderr).toContain('ctxfold: input line 1: warning: --provider mistral (openai messages), but the messages look like anthropic (a "tool_use" block');
+  });
+
+  test('no warning when the evidence agrees, when the format is detected, or with --quiet', async () => {
+    const runs = await Promise.all([
+      ctxfoldAsync(['validate', '--format', 'anthropic', anthropic]),
+      ctxfoldAsync(['validate', anthropic]),
+      ctxfoldAsync(['validate', '--quiet', '--format', 'openai', anthropic]),
+      ctxfoldAsync(['validate', '--format', 'anthropic', '-'], JSON.stringify([{ role: 'user', content: 'plain text is evidence of nothing' }])),
+    ]);
+    for (const r of runs) {
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+    }
+  });
+});
+
 corpusDescribe(describe)('ctxfold on the real corpus', () => {
-  test('JSONL in, 200 JSONL lines out: every view valid and within --max-tokens unless overBudget', () => {
+  test('JSONL in, 200 JSONL lines out: every view valid and within --max-context-tokens unless overBudget', () => {
     const corpus = loadCorpus();
-    const r = ctxfold(['compress', '--max-tokens', '2000', CORPUS_PATH]);
+    const r = ctxfold(['compress', '--max-context-tokens', '2000', CORPUS_PATH]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const lines = r.stdout.split('\n');
@@ -439,10 +606,10 @@ corpusDescribe(describe)('ctxfold on the real corpus', () => {
     expect(out.filter((o) => o.ctxfold.overBudget).length).toBeLessThan(out.length / 5);
   });
 
-  test('by default (and with --keep-last-yields) only the conversations whose system prompt and last user turn alone pass --max-tokens stay over it; --no-keep-last-yields sends the kept tail whole', () => {
+  test('by default (and with --keep-last-yields) only the conversations whose system prompt and last user turn alone pass --max-context-tokens stay over it; --no-keep-last-yields sends the kept tail whole', () => {
     const corpus = loadCorpus();
     const run = (extra: string[]) => {
-      const r = ctxfold(['compress', '--max-tokens', '2000', ...extra, CORPUS_PATH]);
+      const r = ctxfold(['compress', '--max-context-tokens', '2000', ...extra, CORPUS_PATH]);
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
       return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { messages: OpenAIChatMessage[]; ctxfold: { tokensAfter: number; overBudget: boolean } });

@@ -182,7 +182,7 @@ export async function measureKeepAlive(runs = 3, clients = 50, perClient = 20, p
   const out: KeepAliveRun[] = [];
   try {
     upstream = await launch([here, '--stand-in'], 'stand-in listening on');
-    proxy = await launch([cli, 'serve', '--upstream', `${upstream.url}/v1`, '--port', '0', '--store', 'memory', '--summarizer', 'none', '--max-tokens', '100000', '--log-level', 'silent', ...proxyArgs], 'ctxfold serve listening on');
+    proxy = await launch([cli, 'serve', '--upstream', `${upstream.url}/v1`, '--port', '0', '--store', 'memory', '--summarizer', 'none', '--max-context-tokens', '100000', '--log-level', 'silent', ...proxyArgs], 'ctxfold serve listening on');
     let round = 0;
     for (const streamed of [false, true]) {
       for (let r = 0; r < runs; r++) {

@@ -265,7 +265,7 @@ export async function measureProxyLoad(options: ProxyLoadOptions = {}): Promise<
   try {
     upstream = await launch([here, '--stand-in'], 'stand-in listening on');
     const proxyArgs = (extra: readonly string[] = []) => [cli, 'serve', '--upstream', `${upstream!.url}/v1`, '--port', '0', '--store', 'memory', '--summarizer', 'none',
-      '--max-tokens', '100000000', '--config', config, ...extra];
+      '--max-context-tokens', '100000000', '--config', config, ...extra];
     proxy = await launch(proxyArgs(), 'ctxfold serve listening on');
     const direct = `${upstream.url}/v1/chat/completions`;
     const proxied = `${proxy.url}/v1/chat/completions`;

@@ -104,7 +104,7 @@ describe('the CLI reads and writes each format\'s request body', () => {
     const body = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     const field = LIST_FIELD[format] ?? 'messages';
     for (const flags of [['--format', format], []]) {
-      const out = JSON.parse(execFileSync(process.execPath, [cli, 'compress', '--max-tokens', '200', '--keep-last', '2', ...flags, file], { encoding: 'utf8' })) as Record<string, unknown>;
+      const out = JSON.parse(execFileSync(process.execPath, [cli, 'compress', '--max-context-tokens', '200', '--keep-last', '2', ...flags, file], { encoding: 'utf8' })) as Record<string, unknown>;
       expect(Object.keys(out)).toEqual([...Object.keys(body), 'ctxfold']);
       for (const key of Object.keys(body)) if (key !== field) expect(out[key]).toEqual(body[key]);
       const report = out.ctxfold as { format: string; tokensAfter: number; droppedCounts: { budget: number } };
@@ -117,10 +117,10 @@ describe('the CLI reads and writes each format\'s request body', () => {
 
   test('--provider checks the view and fits it: bedrock bridges a seam, mistral maps ids; a view that breaks a rule exits 1', () => {
     const run = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
-    const bedrock = run(['compress', '--max-tokens', '200', '--keep-last', '2', '--provider', 'bedrock', join(root, 'examples', 'formats', 'anthropic.json')]);
+    const bedrock = run(['compress', '--max-context-tokens', '200', '--keep-last', '2', '--provider', 'bedrock', join(root, 'examples', 'formats', 'anthropic.json')]);
     expect(bedrock.status).toBe(0);
     expect((JSON.parse(bedrock.stdout).ctxfold as { violations: unknown[] }).violations).toEqual([]);
-    const mistral = run(['compress', '--max-tokens', '200', '--keep-last', '2', '--provider', 'mistral', join(root, 'examples', 'formats', 'openai.json')]);
+    const mistral = run(['compress', '--max-context-tokens', '200', '--keep-last', '2', '--provider', 'mistral', join(root, 'examples', 'formats', 'openai.json')]);
     expect(mistral.status).toBe(0);
     expect(mistral.stderr).toMatch(/renamed-id: call id call_b1 does not fit the provider's id pattern/);
     // Without repair the ids stay, and the view breaks Mistral's id rule: said on stderr, exit 1.

@@ -81,7 +81,7 @@ describe('ctxfold serve', () => {
     const r = run(['serve', '--help']);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
-    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-tokens N', '--threshold N', '--keep-last N', '--keep-last-yields', '--low-water-mark X', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--upstream-keep-alive-ms N', '--log-level LEVEL', '--summarizer']) {
+    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-context-tokens N', '--compression-threshold-tokens N', '--keep-last N', '--keep-last-yields', '--low-water-mark X', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--upstream-keep-alive-ms N', '--log-level LEVEL', '--summarizer']) {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain('ctxfold serve --upstream URL [options]');
@@ -89,6 +89,9 @@ describe('ctxfold serve', () => {
     expect(r.stdout).toMatch(/--upstream-keep-alive-ms N[^\n]*\n?[^\n]*\[default: 4000\]/);
     expect(r.stdout).not.toContain('--pretty');
     expect(r.stdout).not.toContain('Input (FILE');
+    // The earlier names still work, but help shows the new ones only.
+    for (const old of ['--max-tokens', '--threshold', '--trim-tool-output']) expect(r.stdout).not.toContain(old);
+    expect(r.stdout).toContain('--tool-output-trim [CHARS]');
     expect(run(['help', 'serve']).stdout).toBe(r.stdout);
     expect(run(['--help']).stdout).toContain('ctxfold serve --upstream URL [options]');
   });
@@ -135,10 +138,10 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
     expect(r.stderr).toContain(`--config ${file}.models["gpt-4o"].maxContextTokens: must be an integer >= 1`);
   });
 
-  test('--keep-last-yields reaches the proxy: a kept tail over --max-tokens gives way, the last user message and the newest round stay', async () => {
+  test('--keep-last-yields reaches the proxy: a kept tail over --max-context-tokens gives way, the last user message and the newest round stay', async () => {
     upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', model: 'yield-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
     const history = toolRoundsChat('Read every page.');
-    const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--max-tokens', '2000', '--keep-last', '8', '--keep-last-yields'], {});
+    const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--max-context-tokens', '2000', '--keep-last', '8', '--keep-last-yields'], {});
     try {
       const r = await fetch(`${serving.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-cli' }, body: JSON.stringify({ model: 'yield-model', messages: history }) });
       expect(r.status).toBe(200);
@@ -150,6 +153,33 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
       serving.child.kill('SIGTERM');
       await serving.exited;
     }
+  });
+
+  test('the old flag names still work under serve, as the new ones do, and each prints one deprecation line', async () => {
+    upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', model: 'renamed-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+    const history = pageExchangesChat();
+    const sentWith = async (flags: string[]): Promise<{ sent: unknown[]; stderr: string }> => {
+      const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--summarizer', 'none', '--log-level', 'silent', ...flags], {});
+      try {
+        const r = await fetch(`${serving.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-cli' }, body: JSON.stringify({ model: 'renamed-model', messages: history }) });
+        expect(r.status).toBe(200);
+        await r.json();
+        return { sent: upstream.requests.filter((q) => q.body?.model === 'renamed-model').at(-1)!.body!.messages as unknown[], stderr: serving.stderr() };
+      } finally {
+        serving.child.kill('SIGTERM');
+        await serving.exited;
+      }
+    };
+    const fresh = await sentWith(['--max-context-tokens', '2000', '--compression-threshold-tokens', '1500', '--tool-output-trim', '100']);
+    const old = await sentWith(['--max-tokens', '2000', '--max-tokens=2000', '--threshold', '1500', '--trim-tool-output', '100']);
+    expect(fresh.stderr).toBe('');
+    expect(fresh.sent).not.toEqual(history); // folded (tool results trimmed), so the flags reached the proxy
+    expect(old.sent).toEqual(fresh.sent);
+    expect(old.stderr.trimEnd().split('\n')).toEqual([
+      'ctxfold: --max-tokens is deprecated; use --max-context-tokens',
+      'ctxfold: --threshold is deprecated; use --compression-threshold-tokens',
+      'ctxfold: --trim-tool-output is deprecated; use --tool-output-trim',
+    ]);
   });
 
   test('--upstream-keep-alive-ms reaches the proxy: with 0, every request goes upstream on a new connection', async () => {
@@ -176,7 +206,7 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
     upstream.handle((_q, res) => json(res, 200, { id: 'c', object: 'chat.completion', model: 'mark-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
     const history = pageExchangesChat();
     const sentWith = async (mark: string): Promise<unknown[]> => {
-      const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--max-tokens', '2000', '--low-water-mark', mark], {});
+      const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', 'memory', '--max-context-tokens', '2000', '--low-water-mark', mark], {});
       try {
         const r = await fetch(`${serving.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-cli' }, body: JSON.stringify({ model: 'mark-model', messages: history }) });
         expect(r.status).toBe(200);

@@ -15,24 +15,28 @@ export function listOr(words: readonly string[]): string {
   return words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
 }
 
-/** What the commands read from the command line, checked. Absent means the library's default. */
+/**
+ * What the commands read from the command line, checked. Absent means the library's default. A
+ * field that is a library option has the library's name (`maxContextTokens`, as
+ * `compressContext` and `startServer` take it), and its flag is that name in kebab-case.
+ */
 export interface CliOptions {
-  maxTokens?: number;
+  maxContextTokens?: number;
   keepFirst?: number;
   keepLast?: number;
-  /** `--no-keep-last-yields`: false, the kept tail is sent whole; unset or `--keep-last-yields`: it gives way to `--max-tokens`. */
+  /** `--no-keep-last-yields`: false, the kept tail is sent whole; unset or `--keep-last-yields`: it gives way to `--max-context-tokens`. */
   keepLastYields?: boolean;
   /** `--low-water-mark`: a fold drops to this share of the budget (0 < x <= 1). */
   lowWaterMark?: number;
-  threshold?: number;
-  trimToolOutput?: ToolOutputTrim;
+  compressionThresholdTokens?: number;
+  toolOutputTrim?: ToolOutputTrim;
   model?: string;
   format: FormatName | 'auto';
   /** Provider profile to check against (and whose id rules repair applies). */
   provider?: string;
   repair: boolean;
   pretty: boolean;
-  /** Do not print repairs and warnings on standard error. */
+  /** Do not print repairs, warnings nor progress on standard error. */
   quiet: boolean;
   summarizer: SummarizerChoice;
   /** serve: the upstream base URL, and where and how the proxy listens, stores, logs. */
@@ -64,32 +68,40 @@ export function defaultCliOptions(command: CommandName = 'compress'): CliOptions
   return { format: 'auto', repair: true, pretty: false, quiet: false, summarizer: command === 'serve' ? 'extractive' : 'none' };
 }
 
+/** What help says of a flag under one command: one line, and the default as help shows it. */
+export interface FlagHelp {
+  readonly summary: string;
+  readonly fallback?: string;
+}
+
 /**
- * One flag. `value` says whether it takes one: `optional` values are taken from the next word
- * only when it matches `accepts` (so `--trim-tool-output FILE` leaves FILE as the input), and
- * always from `--flag=value`. `apply` checks the raw text and sets the option; help is rendered
- * from the same entry, so what help says and what the parser does cannot drift apart.
+ * One flag, declared once for every command that takes it. `value` says whether it takes one:
+ * `optional` values are taken from the next word only when it matches `accepts` (so
+ * `--tool-output-trim FILE` leaves FILE as the input), and always from `--flag=value`. `apply`
+ * checks the raw text and sets the option (`flag` is the name as typed, for its error); `help`
+ * names the commands that take the flag, each with its help line. Parsing and help both read this
+ * table, so what help says and what the parser does cannot drift apart. `deprecated` lists earlier
+ * names, still accepted (each prints one line naming `long`) and never shown in help.
  */
 export interface FlagSpec {
   readonly long: string;
   readonly short?: string;
+  readonly deprecated?: readonly string[];
   readonly value?: { readonly name: string; readonly optional?: boolean; readonly accepts?: RegExp };
-  readonly commands: readonly CommandName[];
-  /** One line for help. */
-  readonly summary: string;
-  /** The default, as help shows it. */
-  readonly fallback?: string;
-  readonly apply: (options: CliOptions, raw: string | undefined) => void;
+  readonly help: Partial<Readonly<Record<CommandName, FlagHelp>>>;
+  readonly apply: (options: CliOptions, raw: string | undefined, flag: string) => void;
 }
 
-const INTEGER = /^\d+$/;
+/** True when `command` takes the flag. */
+export const takes = (flag: FlagSpec, command: CommandName): boolean => flag.help[command] !== undefined;
 
+const INTEGER = /^\d+$/;
 
 function integer(flag: string, raw: string | undefined, min: 0 | 1, max = Number.MAX_SAFE_INTEGER): number {
   const n = raw !== undefined && INTEGER.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     const range = max < Number.MAX_SAFE_INTEGER ? `an integer from ${min} to ${max}` : `a ${min === 1 ? 'positive' : 'non-negative'} integer`;
-    throw new CliError(`--${flag} must be ${range}, got ${JSON.stringify(raw ?? '')}`);
+    throw new CliError(`${flag} must be ${range}, got ${JSON.stringify(raw ?? '')}`);
   }
   return n;
 }
@@ -99,13 +111,19 @@ const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
 /** A share in (0, 1], written as a plain decimal (`0.7`, `.5`, `1`). */
 function share(flag: string, raw: string | undefined): number {
   const n = raw !== undefined && DECIMAL.test(raw) ? Number(raw) : NaN;
-  if (!(n > 0 && n <= 1)) throw new CliError(`--${flag} must be a number above 0 and at most 1, got ${JSON.stringify(raw ?? '')}`);
+  if (!(n > 0 && n <= 1)) throw new CliError(`${flag} must be a number above 0 and at most 1, got ${JSON.stringify(raw ?? '')}`);
   return n;
 }
 
 function text(flag: string, raw: string | undefined, what: string): string {
-  if (raw === undefined || raw === '') throw new CliError(`--${flag} needs ${what}, got ""`);
+  if (raw === undefined || raw === '') throw new CliError(`${flag} needs ${what}, got ""`);
   return raw;
+}
+
+function choice<T extends string>(flag: string, raw: string | undefined, choices: readonly T[]): T {
+  const found = choices.find((c) => c === raw);
+  if (!found) throw new CliError(`${flag} must be one of ${choices.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
+  return found;
 }
 
 /** The `--log-level` values (pino's levels). */
@@ -117,245 +135,231 @@ const STORE_FORMS = 'sqlite:PATH, redis://HOST:PORT or memory';
 /** The `--format` values accepted: the formats that ship, and `auto`. */
 export const FORMAT_CHOICES: readonly (FormatName | 'auto')[] = [...SUPPORTED_FORMATS, 'auto'];
 
-function format(raw: string | undefined): FormatName | 'auto' {
-  const found = FORMAT_CHOICES.find((f) => f === raw);
-  if (!found) throw new CliError(`--format must be one of ${FORMAT_CHOICES.join(', ')} (the formats that ship), got ${JSON.stringify(raw ?? '')}`);
-  return found;
-}
+const YIELDS_TAIL = 'then the tool rounds after the last user message, oldest first (never that message, never the newest turn), and a view that fits without yielding is the same';
 
-/** The flags of the commands that read messages. */
-const READING_FLAGS: readonly FlagSpec[] = [
+/** Every flag of every command, once. Help lists each command's in this order. */
+export const FLAGS: readonly FlagSpec[] = [
   {
-    long: 'max-tokens', value: { name: 'N' }, commands: ['compress'], fallback: 'no limit',
-    summary: 'token budget for the view, request overhead included; if the head, system messages, the last user message and the newest turn alone exceed it (the whole kept tail, with --no-keep-last-yields), ctxfold.overBudget is true',
-    apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
+    long: 'upstream', value: { name: 'URL' },
+    help: { serve: { summary: 'required: base URL of the API to forward to, with its version, as an SDK\'s baseURL (https://api.openai.com/v1, http://127.0.0.1:8000/v1); the proxy\'s /v1/PATH goes to URL/PATH' } },
+    apply: (o, raw, flag) => { o.upstream = text(flag, raw, 'a URL'); },
   },
   {
-    long: 'keep-first', value: { name: 'N' }, commands: ['compress'], fallback: String(DEFAULT_KEEP_FIRST),
-    summary: 'messages at the start always sent, rounded out to whole groups',
-    apply: (o, raw) => { o.keepFirst = integer('keep-first', raw, 0); },
+    long: 'port', value: { name: 'N' },
+    help: { serve: { summary: 'port to listen on; 0 picks a free one (the bound URL is printed on standard output)', fallback: '8787' } },
+    apply: (o, raw, flag) => { o.port = integer(flag, raw, 0, 65_535); },
   },
   {
-    long: 'keep-last', value: { name: 'N' }, commands: ['compress'], fallback: String(DEFAULT_KEEP_LAST),
-    summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; with --max-tokens too small for them, their oldest turns give way (see --no-keep-last-yields)',
-    apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
+    long: 'host', value: { name: 'ADDR' },
+    help: { serve: { summary: 'address to listen on (0.0.0.0: every interface)', fallback: '127.0.0.1' } },
+    apply: (o, raw, flag) => { o.host = text(flag, raw, 'an address'); },
   },
   {
-    long: 'no-keep-last-yields', commands: ['compress'], fallback: 'the kept tail yields',
-    summary: 'send the --keep-last messages whole even when they alone are over --max-tokens (ctxfold.overBudget is then true); by default their oldest turns give way, then the tool rounds after the last user message, oldest first (never that message, never the newest turn), and a view that fits without yielding is the same',
+    long: 'max-context-tokens', deprecated: ['max-tokens'], value: { name: 'N' },
+    help: {
+      compress: {
+        summary: 'token budget for the view, request overhead included; if the head, system messages, the last user message and the newest turn alone exceed it (the whole kept tail, with --no-keep-last-yields), ctxfold.overBudget is true',
+        fallback: 'no limit',
+      },
+      serve: {
+        summary: 'context window of every model without its own --config entry (that entry is more specific and wins); it wins over ctxfold\'s table of known models (each request\'s max_tokens is kept free for the reply)',
+        fallback: 'none: histories of such models are repaired, never cut (a summary the chat already has from a model with a window still stands in for what it covers)',
+      },
+    },
+    apply: (o, raw, flag) => { o.maxContextTokens = integer(flag, raw, 1); },
+  },
+  {
+    long: 'config', value: { name: 'FILE' },
+    help: { serve: { summary: 'JSON file of per-model limits, first in precedence: {"models": {"gpt-4o": {"maxContextTokens": 128000, "compressionThresholdTokens": 90000}}}', fallback: 'none' } },
+    apply: (o, raw, flag) => { o.config = text(flag, raw, 'a file'); },
+  },
+  {
+    long: 'compression-threshold-tokens', deprecated: ['threshold'], value: { name: 'N' },
+    help: {
+      compress: { summary: 'when the history (with any summary, before trimming) is at or above N tokens, report the messages to summarize next in ctxfold.summarize', fallback: 'none' },
+      serve: { summary: 'after a response, summarize the chat in the background once its history reaches N tokens', fallback: '75% of each model\'s window' },
+    },
+    apply: (o, raw, flag) => { o.compressionThresholdTokens = integer(flag, raw, 1); },
+  },
+  {
+    long: 'keep-first', value: { name: 'N' },
+    help: {
+      compress: { summary: 'messages at the start always sent, rounded out to whole groups', fallback: String(DEFAULT_KEEP_FIRST) },
+      serve: { summary: 'messages at the start always sent, rounded out to whole groups', fallback: String(DEFAULT_KEEP_FIRST) },
+    },
+    apply: (o, raw, flag) => { o.keepFirst = integer(flag, raw, 0); },
+  },
+  {
+    long: 'keep-last', value: { name: 'N' },
+    help: {
+      compress: { summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; with --max-context-tokens too small for them, their oldest turns give way (see --no-keep-last-yields)', fallback: String(DEFAULT_KEEP_LAST) },
+      serve: { summary: "messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; when they alone are over a model's window, their oldest turns give way (see --no-keep-last-yields)", fallback: String(DEFAULT_KEEP_LAST) },
+    },
+    apply: (o, raw, flag) => { o.keepLast = integer(flag, raw, 0); },
+  },
+  {
+    long: 'no-keep-last-yields',
+    help: {
+      compress: { summary: `send the --keep-last messages whole even when they alone are over --max-context-tokens (ctxfold.overBudget is then true); by default their oldest turns give way, ${YIELDS_TAIL}`, fallback: 'the kept tail yields' },
+      serve: { summary: `send the --keep-last messages whole even when they alone are over a model's window (the upstream then refuses the request); by default their oldest turns give way, ${YIELDS_TAIL}`, fallback: 'the kept tail yields' },
+    },
     apply: (o) => { o.keepLastYields = false; },
   },
   {
-    long: 'keep-last-yields', commands: ['compress'], fallback: 'on',
-    summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to --max-tokens',
+    long: 'keep-last-yields',
+    help: {
+      compress: { summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to --max-context-tokens', fallback: 'on' },
+      serve: { summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to the window', fallback: 'on' },
+    },
     apply: (o) => { o.keepLastYields = true; },
   },
   {
-    long: 'low-water-mark', value: { name: 'X' }, commands: ['compress'], fallback: String(DEFAULT_LOW_WATER_MARK),
-    summary: 'fold in steps: a view that must drop turns goes on to a cut point, and cut points lie about (1 - X) of the budget apart, so a chat that grows by appending keeps its view prefix (which providers cache) until the next step; 1 drops only what must go',
-    apply: (o, raw) => { o.lowWaterMark = share('low-water-mark', raw); },
+    long: 'low-water-mark', value: { name: 'X' },
+    help: {
+      compress: { summary: 'fold in steps: a view that must drop turns goes on to a cut point, and cut points lie about (1 - X) of the budget apart, so a chat that grows by appending keeps its view prefix (which providers cache) until the next step; 1 drops only what must go', fallback: String(DEFAULT_LOW_WATER_MARK) },
+      serve: { summary: "fold in steps: a view over a model's window drops to about X of it (a background summary folds to X of the threshold), so the next requests append to the same prefix, which providers cache; 1 drops only what must go", fallback: String(DEFAULT_LOW_WATER_MARK) },
+    },
+    apply: (o, raw, flag) => { o.lowWaterMark = share(flag, raw); },
   },
   {
-    long: 'threshold', value: { name: 'N' }, commands: ['compress'], fallback: 'none',
-    summary: 'when the history (with any summary, before trimming) is at or above N tokens, report the messages to summarize next in ctxfold.summarize',
-    apply: (o, raw) => { o.threshold = integer('threshold', raw, 1); },
+    long: 'tool-output-trim', deprecated: ['trim-tool-output'], value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ },
+    help: {
+      compress: { summary: `when over --max-context-tokens, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`, fallback: 'off' },
+      serve: { summary: `when a history is over its window, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`, fallback: 'off' },
+    },
+    apply: (o, raw, flag) => { o.toolOutputTrim = raw === undefined ? true : { minChars: integer(flag, raw, 0) }; },
   },
   {
-    long: 'trim-tool-output', value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ }, commands: ['compress'], fallback: 'off',
-    summary: `when over --max-tokens, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`,
-    apply: (o, raw) => { o.trimToolOutput = raw === undefined ? true : { minChars: integer('trim-tool-output', raw, 0) }; },
+    long: 'model', value: { name: 'NAME' },
+    help: {
+      compress: { summary: "count tokens with this model's tiktoken encoding; an unknown model gets the default", fallback: 'o200k_base' },
+      serve: { summary: "count tokens with this model's tiktoken encoding; an unknown model gets the default", fallback: 'o200k_base' },
+    },
+    apply: (o, raw, flag) => { o.model = text(flag, raw, 'a model name'); },
   },
   {
-    long: 'model', value: { name: 'NAME' }, commands: ['compress'], fallback: 'o200k_base',
-    summary: "count tokens with this model's tiktoken encoding; an unknown model gets the default",
-    apply: (o, raw) => {
-      if (!raw) throw new CliError('--model needs a model name, got ""');
-      o.model = raw;
+    long: 'format', value: { name: 'FORMAT' },
+    help: {
+      compress: { summary: `message format of the input: ${FORMAT_CHOICES.join(', ')}; auto detects it by evidence`, fallback: 'auto' },
+      validate: { summary: `message format of the input: ${FORMAT_CHOICES.join(', ')}; auto detects it by evidence (a named format the messages' evidence contradicts is a warning on standard error)`, fallback: 'auto' },
+    },
+    apply: (o, raw, flag) => {
+      const found = FORMAT_CHOICES.find((f) => f === raw);
+      if (!found) throw new CliError(`${flag} must be one of ${FORMAT_CHOICES.join(', ')} (the formats that ship), got ${JSON.stringify(raw ?? '')}`);
+      o.format = found;
     },
   },
   {
-    long: 'format', value: { name: 'FORMAT' }, commands: ['compress', 'validate'], fallback: 'auto',
-    summary: `message format of the input: ${FORMAT_CHOICES.join(', ')}; auto detects it by evidence`,
-    apply: (o, raw) => { o.format = format(raw); },
-  },
-  {
-    long: 'provider', value: { name: 'NAME' }, commands: ['compress', 'validate'], fallback: "the format's own",
-    summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}; with compress, repair also fits call ids to it, and a view that breaks one of its rules exits 1`,
-    apply: (o, raw) => {
-      if (raw === undefined || !Object.hasOwn(PROFILES, raw)) throw new CliError(`--provider must be one of ${Object.keys(PROFILES).join(', ')}, got ${JSON.stringify(raw ?? '')}`);
+    long: 'provider', value: { name: 'NAME' },
+    help: {
+      compress: { summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}; repair also fits call ids to it, and a view that breaks one of its rules exits 1`, fallback: "the format's own" },
+      validate: { summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}`, fallback: "the format's own" },
+    },
+    apply: (o, raw, flag) => {
+      if (raw === undefined || !Object.hasOwn(PROFILES, raw)) throw new CliError(`${flag} must be one of ${Object.keys(PROFILES).join(', ')}, got ${JSON.stringify(raw ?? '')}`);
       o.provider = raw;
     },
   },
   {
-    long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') }, commands: ['compress'], fallback: 'none',
-    summary: 'at or above --threshold, summarize the oldest messages after the head right away and send the summary instead of them (a summary that had to leave facts out is made again, wider: up to three summarizer calls); llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL',
-    apply: (o, raw) => {
-      const found = SUMMARIZER_CHOICES.find((c) => c === raw);
-      if (!found) throw new CliError(`--summarizer must be one of ${SUMMARIZER_CHOICES.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
-      o.summarizer = found;
+    long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') },
+    help: {
+      compress: { summary: 'at or above --compression-threshold-tokens, summarize the oldest messages after the head right away and send the summary instead of them (a summary that had to leave facts out is made again, wider: up to three summarizer calls); llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL', fallback: 'none' },
+      serve: { summary: 'who writes the background summaries; llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL; none: views are cut, never summarized', fallback: 'extractive' },
     },
+    apply: (o, raw, flag) => { o.summarizer = choice(flag, raw, SUMMARIZER_CHOICES); },
   },
   {
-    long: 'no-repair', commands: ['compress'], fallback: 'repair on',
-    summary: 'do not first fix a broken history: unanswered calls, orphan or duplicate results',
+    long: 'no-repair',
+    help: {
+      compress: { summary: 'do not first fix a broken history: unanswered calls, orphan or duplicate results', fallback: 'repair on' },
+      serve: { summary: 'do not first fix a broken history: unanswered calls, orphan or duplicate results', fallback: 'repair on' },
+    },
     apply: (o) => { o.repair = false; },
   },
   {
-    long: 'quiet', short: 'q', commands: ['compress'], fallback: 'repairs and warnings on stderr',
-    summary: 'do not print what repair changed (one line each) nor warnings on standard error; the report in the output still says it',
+    long: 'quiet', short: 'q',
+    help: {
+      compress: { summary: 'do not print what repair changed (one line each), warnings nor progress on standard error; the report in the output still says it; errors (bad records, views that break --provider) are still printed', fallback: 'repairs, warnings, and progress when standard error is a terminal' },
+      validate: { summary: 'do not print warnings nor progress on standard error; violations and bad records are still printed', fallback: 'warnings, and progress when standard error is a terminal' },
+    },
     apply: (o) => { o.quiet = true; },
   },
   {
-    long: 'pretty', commands: ['compress', 'validate'], fallback: 'compact',
-    summary: 'indent the JSON output; ignored for JSONL output',
+    long: 'pretty',
+    help: {
+      compress: { summary: 'indent the JSON output; ignored for JSONL output', fallback: 'compact' },
+      validate: { summary: 'indent the JSON output; ignored for JSONL output', fallback: 'compact' },
+    },
     apply: (o) => { o.pretty = true; },
   },
-];
-
-/** A flag of compress that serve takes as it is. */
-const asUnderServe = (long: string): FlagSpec => ({ ...READING_FLAGS.find((f) => f.long === long)!, commands: ['serve'] });
-
-/** The flags of serve, in the order its help lists them. */
-const SERVE_FLAGS: readonly FlagSpec[] = [
   {
-    long: 'upstream', value: { name: 'URL' }, commands: ['serve'],
-    summary: 'required: base URL of the API to forward to, with its version, as an SDK\'s baseURL (https://api.openai.com/v1, http://127.0.0.1:8000/v1); the proxy\'s /v1/PATH goes to URL/PATH',
-    apply: (o, raw) => { o.upstream = text('upstream', raw, 'a URL'); },
-  },
-  {
-    long: 'port', value: { name: 'N' }, commands: ['serve'], fallback: '8787',
-    summary: 'port to listen on; 0 picks a free one (the bound URL is printed on standard output)',
-    apply: (o, raw) => { o.port = integer('port', raw, 0, 65_535); },
-  },
-  {
-    long: 'host', value: { name: 'ADDR' }, commands: ['serve'], fallback: '127.0.0.1',
-    summary: 'address to listen on (0.0.0.0: every interface)',
-    apply: (o, raw) => { o.host = text('host', raw, 'an address'); },
-  },
-  {
-    long: 'max-tokens', value: { name: 'N' }, commands: ['serve'], fallback: 'none: histories of such models are repaired, never cut (a summary the chat already has from a model with a window still stands in for what it covers)',
-    summary: 'context window of every model without its own --config entry (that entry is more specific and wins); it wins over ctxfold\'s table of known models (each request\'s max_tokens is kept free for the reply)',
-    apply: (o, raw) => { o.maxTokens = integer('max-tokens', raw, 1); },
-  },
-  {
-    long: 'config', value: { name: 'FILE' }, commands: ['serve'], fallback: 'none',
-    summary: 'JSON file of per-model limits, first in precedence: {"models": {"gpt-4o": {"maxContextTokens": 128000, "compressionThresholdTokens": 90000}}}',
-    apply: (o, raw) => { o.config = text('config', raw, 'a file'); },
-  },
-  {
-    long: 'threshold', value: { name: 'N' }, commands: ['serve'], fallback: '75% of each model\'s window',
-    summary: 'after a response, summarize the chat in the background once its history reaches N tokens',
-    apply: (o, raw) => { o.threshold = integer('threshold', raw, 1); },
-  },
-  asUnderServe('keep-first'),
-  {
-    long: 'keep-last', value: { name: 'N' }, commands: ['serve'], fallback: String(DEFAULT_KEEP_LAST),
-    summary: "messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; when they alone are over a model's window, their oldest turns give way (see --no-keep-last-yields)",
-    apply: (o, raw) => { o.keepLast = integer('keep-last', raw, 0); },
-  },
-  {
-    long: 'no-keep-last-yields', commands: ['serve'], fallback: 'the kept tail yields',
-    summary: "send the --keep-last messages whole even when they alone are over a model's window (the upstream then refuses the request); by default their oldest turns give way, then the tool rounds after the last user message, oldest first (never that message, never the newest turn), and a view that fits without yielding is the same",
-    apply: (o) => { o.keepLastYields = false; },
-  },
-  {
-    long: 'keep-last-yields', commands: ['serve'], fallback: 'on',
-    summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to the window',
-    apply: (o) => { o.keepLastYields = true; },
-  },
-  {
-    long: 'low-water-mark', value: { name: 'X' }, commands: ['serve'], fallback: String(DEFAULT_LOW_WATER_MARK),
-    summary: "fold in steps: a view over a model's window drops to about X of it (a background summary folds to X of the threshold), so the next requests append to the same prefix, which providers cache; 1 drops only what must go",
-    apply: (o, raw) => { o.lowWaterMark = share('low-water-mark', raw); },
-  },
-  {
-    long: 'trim-tool-output', value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ }, commands: ['serve'], fallback: 'off',
-    summary: `when a history is over its window, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`,
-    apply: (o, raw) => { o.trimToolOutput = raw === undefined ? true : { minChars: integer('trim-tool-output', raw, 0) }; },
-  },
-  asUnderServe('model'),
-  asUnderServe('no-repair'),
-  {
-    long: 'store', value: { name: 'SPEC' }, commands: ['serve'], fallback: 'sqlite:./ctxfold.db',
-    summary: `where summaries live: ${STORE_FORMS} (Redis for several proxy processes)`,
-    apply: (o, raw) => {
-      const spec = text('store', raw, STORE_FORMS);
-      if (spec !== 'memory' && !/^sqlite:.+/.test(spec) && !/^rediss?:\/\/[^/\s]/.test(spec)) throw new CliError(`--store must be ${STORE_FORMS}, got ${JSON.stringify(spec)}`);
+    long: 'store', value: { name: 'SPEC' },
+    help: { serve: { summary: `where summaries live: ${STORE_FORMS} (Redis for several proxy processes)`, fallback: 'sqlite:./ctxfold.db' } },
+    apply: (o, raw, flag) => {
+      const spec = text(flag, raw, STORE_FORMS);
+      if (spec !== 'memory' && !/^sqlite:.+/.test(spec) && !/^rediss?:\/\/[^/\s]/.test(spec)) throw new CliError(`${flag} must be ${STORE_FORMS}, got ${JSON.stringify(spec)}`);
       o.store = spec;
     },
   },
   {
-    long: 'recall', commands: ['serve'], fallback: 'off',
-    summary: 'keep the original messages each summary replaces and, on chat/completions, responses and messages (streamed or not), offer the ctxfold_recall tool and answer its calls: at most 3 rounds per request, then once more with tool_choice none if the model still only recalls (every --store keeps them: memory, SQLite or Redis)',
+    long: 'recall',
+    help: { serve: { summary: 'keep the original messages each summary replaces and, on chat/completions, responses and messages (streamed or not), offer the ctxfold_recall tool and answer its calls: at most 3 rounds per request, then once more with tool_choice none if the model still only recalls (every --store keeps them: memory, SQLite or Redis)', fallback: 'off' } },
     apply: (o) => { o.recall = true; },
   },
   {
-    long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') }, commands: ['serve'], fallback: 'extractive',
-    summary: 'who writes the background summaries; llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL; none: views are cut, never summarized',
-    apply: (o, raw) => {
-      const found = SUMMARIZER_CHOICES.find((c) => c === raw);
-      if (!found) throw new CliError(`--summarizer must be one of ${SUMMARIZER_CHOICES.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
-      o.summarizer = found;
-    },
-  },
-  {
-    long: 'upstream-key-env', value: { name: 'NAME' }, commands: ['serve'], fallback: 'forward the caller\'s key',
-    summary: 'the proxy holds the upstream key: read it from environment variable NAME and send it on every request in place of the caller\'s; tenants then come from --tenant-header',
-    apply: (o, raw) => {
-      const name = text('upstream-key-env', raw, 'an environment variable name');
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new CliError(`--upstream-key-env must be an environment variable name (letters, digits, _), got ${JSON.stringify(name)}`);
+    long: 'upstream-key-env', value: { name: 'NAME' },
+    help: { serve: { summary: 'the proxy holds the upstream key: read it from environment variable NAME and send it on every request in place of the caller\'s; tenants then come from --tenant-header', fallback: 'forward the caller\'s key' } },
+    apply: (o, raw, flag) => {
+      const name = text(flag, raw, 'an environment variable name');
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new CliError(`${flag} must be an environment variable name (letters, digits, _), got ${JSON.stringify(name)}`);
       o.upstreamKeyEnv = name;
     },
   },
   {
-    long: 'tenant-header', value: { name: 'NAME' }, commands: ['serve'], fallback: 'x-ctxfold-tenant',
-    summary: 'header that names the tenant (chats of different tenants never share state); without --upstream-key-env it only splits a caller key\'s chats further',
-    apply: (o, raw) => { o.tenantHeader = text('tenant-header', raw, 'a header name').toLowerCase(); },
+    long: 'tenant-header', value: { name: 'NAME' },
+    help: { serve: { summary: 'header that names the tenant (chats of different tenants never share state); without --upstream-key-env it only splits a caller key\'s chats further', fallback: 'x-ctxfold-tenant' } },
+    apply: (o, raw, flag) => { o.tenantHeader = text(flag, raw, 'a header name').toLowerCase(); },
   },
   {
-    long: 'chat-id-header', value: { name: 'NAME' }, commands: ['serve'], fallback: 'x-ctxfold-chat-id',
-    summary: 'header that names the chat, read before x-ctxfold-chat-id (Open WebUI forwards x-openwebui-chat-id)',
-    apply: (o, raw) => { o.chatIdHeader = text('chat-id-header', raw, 'a header name').toLowerCase(); },
+    long: 'chat-id-header', value: { name: 'NAME' },
+    help: { serve: { summary: 'header that names the chat, read before x-ctxfold-chat-id (Open WebUI forwards x-openwebui-chat-id)', fallback: 'x-ctxfold-chat-id' } },
+    apply: (o, raw, flag) => { o.chatIdHeader = text(flag, raw, 'a header name').toLowerCase(); },
   },
   {
-    long: 'max-body-bytes', value: { name: 'N' }, commands: ['serve'], fallback: String(32 * 1024 * 1024),
-    summary: 'largest request body accepted; a larger one is answered 413',
-    apply: (o, raw) => { o.maxBodyBytes = integer('max-body-bytes', raw, 1); },
+    long: 'max-body-bytes', value: { name: 'N' },
+    help: { serve: { summary: 'largest request body accepted; a larger one is answered 413', fallback: String(32 * 1024 * 1024) } },
+    apply: (o, raw, flag) => { o.maxBodyBytes = integer(flag, raw, 1); },
   },
   {
-    long: 'body-memory-bytes', value: { name: 'N' }, commands: ['serve'], fallback: String(64 * 1024 * 1024),
-    summary: 'bytes of recent request bodies kept, so a chat\'s next body parses only what follows the bytes it shares with its last one (0: parse every body whole)',
-    apply: (o, raw) => { o.bodyMemoryBytes = integer('body-memory-bytes', raw, 0); },
+    long: 'body-memory-bytes', value: { name: 'N' },
+    help: { serve: { summary: 'bytes of recent request bodies kept, so a chat\'s next body parses only what follows the bytes it shares with its last one (0: parse every body whole)', fallback: String(64 * 1024 * 1024) } },
+    apply: (o, raw, flag) => { o.bodyMemoryBytes = integer(flag, raw, 0); },
   },
   {
-    long: 'upstream-timeout-ms', value: { name: 'N' }, commands: ['serve'], fallback: '600000',
-    summary: 'longest the upstream may stay silent (before answering, or between two chunks of a stream); then 504, or the stream is cut',
-    apply: (o, raw) => { o.upstreamTimeoutMs = integer('upstream-timeout-ms', raw, 1); },
+    long: 'upstream-timeout-ms', value: { name: 'N' },
+    help: { serve: { summary: 'longest the upstream may stay silent (before answering, or between two chunks of a stream); then 504, or the stream is cut', fallback: '600000' } },
+    apply: (o, raw, flag) => { o.upstreamTimeoutMs = integer(flag, raw, 1); },
   },
   {
-    long: 'upstream-keep-alive-ms', value: { name: 'N' }, commands: ['serve'], fallback: '4000',
-    summary: 'how long an idle connection to the upstream is kept for the next request; keep it under the upstream\'s own idle limit (Node\'s http server: 5000); 0: a new connection per request',
-    apply: (o, raw) => { o.upstreamKeepAliveMs = integer('upstream-keep-alive-ms', raw, 0); },
+    long: 'upstream-keep-alive-ms', value: { name: 'N' },
+    help: { serve: { summary: 'how long an idle connection to the upstream is kept for the next request; keep it under the upstream\'s own idle limit (Node\'s http server: 5000); 0: a new connection per request', fallback: '4000' } },
+    apply: (o, raw, flag) => { o.upstreamKeepAliveMs = integer(flag, raw, 0); },
   },
   {
-    long: 'log-level', value: { name: 'LEVEL' }, commands: ['serve'], fallback: 'info',
-    summary: `JSON log lines on standard error from this level: ${LOG_LEVEL_CHOICES.join(', ')}`,
-    apply: (o, raw) => {
-      const found = LOG_LEVEL_CHOICES.find((l) => l === raw);
-      if (!found) throw new CliError(`--log-level must be one of ${LOG_LEVEL_CHOICES.join(', ')}, got ${JSON.stringify(raw ?? '')}`);
-      o.logLevel = found;
-    },
+    long: 'log-level', value: { name: 'LEVEL' },
+    help: { serve: { summary: `JSON log lines on standard error from this level: ${LOG_LEVEL_CHOICES.join(', ')}`, fallback: 'info' } },
+    apply: (o, raw, flag) => { o.logLevel = choice(flag, raw, LOG_LEVEL_CHOICES); },
   },
 ];
 
-/** Every flag of every command. Help lists each command's in this order. */
-export const FLAGS: readonly FlagSpec[] = [...READING_FLAGS, ...SERVE_FLAGS];
+/** The line a deprecated flag prints (once per run, on standard error, after `ctxfold: `). */
+export const deprecationLine = (old: string, flag: FlagSpec): string => `--${old} is deprecated; use --${flag.long}`;
 
-/** What the command line asks for. */
+/** What the command line asks for. `notices`: one line per deprecated flag used (each named once), for standard error. */
 export type Invocation =
   | { readonly kind: 'help'; readonly command?: CommandName }
   | { readonly kind: 'version' }
-  | { readonly kind: 'run'; readonly command: CommandName; readonly file?: string; readonly options: CliOptions };
+  | { readonly kind: 'run'; readonly command: CommandName; readonly file?: string; readonly options: CliOptions; readonly notices: readonly string[] };
 
 /** Edit distance (insertions, deletions, substitutions) between two words. */
 function distance(a: string, b: string): number {
@@ -388,21 +392,41 @@ function commandFrom(word: string | undefined, context: string): CommandName {
   throw new CliError(`${context}: expected ${listOr(COMMANDS)}${got}${hint || ' (see ctxfold --help)'}`);
 }
 
-/** The command's own spec of a flag (a flag may mean a little differently under serve, with its own help line). */
-function findFlag(command: CommandName, word: string): FlagSpec {
-  const byName = (f: FlagSpec) => (word.startsWith('--') ? `--${f.long}` === word : f.short !== undefined && `-${f.short}` === word);
-  const spec = FLAGS.find((f) => byName(f) && f.commands.includes(command));
-  if (spec) return spec;
-  if (!FLAGS.some(byName)) {
-    const hint = word.startsWith('--') ? didYouMean(word, FLAGS.filter((f) => f.commands.includes(command)).map((f) => `--${f.long}`)) : '';
-    throw new CliError(`unknown option ${word}${hint || ` (see ctxfold ${command} --help)`}`);
+/** A flag as found: its spec, and the deprecated name it was given by, if any. */
+interface FoundFlag {
+  readonly spec: FlagSpec;
+  readonly old?: string;
+}
+
+/** The spec a word names: by its name, a deprecated name, or (`-q`) its short name. */
+function named(word: string): (f: FlagSpec) => string | boolean {
+  return (f) => {
+    if (!word.startsWith('--')) return f.short !== undefined && `-${f.short}` === word;
+    if (`--${f.long}` === word) return true;
+    return f.deprecated?.find((d) => `--${d}` === word) ?? false;
+  };
+}
+
+/** The command's spec of a flag (one spec per flag; under each command it has its own help line). */
+function findFlag(command: CommandName, word: string): FoundFlag {
+  const match = named(word);
+  const spec = FLAGS.find((f) => match(f) !== false);
+  if (!spec) {
+    // Deprecated names are candidates too, but the hint names the flag to use now.
+    const candidates = word.startsWith('--') ? FLAGS.filter((f) => takes(f, command)).flatMap((f) => [f.long, ...(f.deprecated ?? [])].map((n) => ({ name: `--${n}`, use: `--${f.long}` }))) : [];
+    const hint = didYouMean(word, candidates.map((c) => c.name));
+    const use = candidates.find((c) => hint === ` (did you mean ${c.name}?)`)?.use;
+    throw new CliError(`unknown option ${word}${use ? ` (did you mean ${use}?)` : ` (see ctxfold ${command} --help)`}`);
   }
-  throw new CliError(`${word} is not an option of ${command} (see ctxfold ${command} --help)`);
+  if (!takes(spec, command)) throw new CliError(`${word} is not an option of ${command} (see ctxfold ${command} --help)`);
+  const old = match(spec);
+  return typeof old === 'string' ? { spec, old } : { spec };
 }
 
 /**
  * Reads `ctxfold COMMAND [options] [FILE|-]` (`serve` takes no FILE), `ctxfold help [COMMAND]`, `--help` and `--version`.
  * Throws a `CliError` (exit 2) naming the flag and what was wrong; never returns half-checked options.
+ * A deprecated flag name works as the flag does and adds one line to `notices`, however often it is given.
  */
 export function parseArgs(argv: readonly string[]): Invocation {
   const [first, ...rest] = argv;
@@ -414,6 +438,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
 
   const options = defaultCliOptions(command);
   const files: string[] = [];
+  const notices: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const word = rest[i];
     if (word === '--') {
@@ -428,7 +453,11 @@ export function parseArgs(argv: readonly string[]): Invocation {
     }
     const eq = word.startsWith('--') ? word.indexOf('=') : -1;
     const name = eq === -1 ? word : word.slice(0, eq);
-    const spec = findFlag(command, name);
+    const { spec, old } = findFlag(command, name);
+    if (old !== undefined) {
+      const line = deprecationLine(old, spec);
+      if (!notices.includes(line)) notices.push(line);
+    }
     let raw: string | undefined = eq === -1 ? undefined : word.slice(eq + 1);
     if (!spec.value) {
       if (raw !== undefined) throw new CliError(`${name} takes no value, got ${JSON.stringify(raw)}`);
@@ -441,9 +470,9 @@ export function parseArgs(argv: readonly string[]): Invocation {
         throw new CliError(`${name} needs a value (${spec.value.name})`);
       } else raw = rest[++i];
     }
-    spec.apply(options, raw);
+    spec.apply(options, raw, name);
   }
   if (command === 'serve' && files.length > 0) throw new CliError(`serve reads no FILE, got ${JSON.stringify(files[0])} (see ctxfold serve --help)`);
   if (files.length > 1) throw new CliError(`expected at most one FILE, got ${files.map((f) => JSON.stringify(f)).join(' and ')}`);
-  return { kind: 'run', command, file: files[0], options };
+  return { kind: 'run', command, file: files[0], options, notices };
 }

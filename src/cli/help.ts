@@ -28,18 +28,21 @@ function table(rows: readonly (readonly [string, string])[]): string[] {
   return rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`);
 }
 
+/** One row per flag the command takes, by its current name only (deprecated names are never listed). */
 function flagRows(command: CommandName): [string, string][] {
-  const rows: [string, string][] = FLAGS.filter((f) => f.commands.includes(command)).map((f) => [
-    flagLabel(f),
-    f.fallback ? `${f.summary} [default: ${f.fallback}]` : f.summary,
-  ]);
+  const rows: [string, string][] = [];
+  for (const f of FLAGS) {
+    const help = f.help[command];
+    if (help) rows.push([flagLabel(f), help.fallback ? `${help.summary} [default: ${help.fallback}]` : help.summary]);
+  }
   rows.push(['-h, --help', 'show this help']);
   return rows;
 }
 
 const IO = [
   'Input (FILE, or standard input when FILE is omitted or "-"):',
-  '  UTF-8 text. The whole text is parsed as one JSON value first; if that fails, as JSONL.',
+  '  UTF-8 text: one JSON value, or JSONL. A first line that is JSON on its own starts JSONL (or is the',
+  '  whole input, when nothing follows it); otherwise the whole text is parsed as one JSON value, then as JSONL.',
   ...table([
     ['[ {message}, ... ]', 'a JSON array of messages'],
     ['{ "messages": [...], ... }', 'a request body with "messages" (OpenAI Chat, Anthropic with "system", AI SDK, Qwen-Agent, Hermes)'],
@@ -47,6 +50,13 @@ const IO = [
     ['{ "input": [...], ... }', 'an OpenAI Responses request body ("instructions" kept and counted)'],
     ['JSONL', 'one array or object as above per line; blank lines are skipped'],
   ]),
+  '  JSONL is read and written record by record: each output line is written as soon as its record',
+  '  is done, so memory stays bounded whatever the size of the input. A record that cannot be read',
+  '  (not JSON, not messages, a message that breaks its format) is one line on standard error naming',
+  '  its input line, the field and the rule; it has no output line, the run goes on with the next',
+  '  record, and exits 2 at the end. In a single JSON document, the first such error stops the run.',
+  '  Progress (records, tokens in and out, rate, and the time left when reading a FILE) is shown on',
+  '  standard error only when it is a terminal, and never with --quiet.',
   '  A body\'s other fields are kept as they are; "system", "systemInstruction" and "instructions"',
   '  are counted into the request and never dropped.',
   '',
@@ -54,7 +64,7 @@ const IO = [
   ...table([
     ['array in', 'an object { "messages": ..., "ctxfold": ... } (an array cannot carry the report)'],
     ['object in', 'the same object with its list ("messages", "contents" or "input") set and a "ctxfold" field added'],
-    ['JSONL in', 'JSONL, one line per input line, in order'],
+    ['JSONL in', 'JSONL, one line per input record, in order (none for a record that could not be read)'],
   ]),
 ];
 
@@ -75,7 +85,7 @@ const SERVE = [
   '  Routes: POST /v1/chat/completions, POST /v1/responses, POST /v1/messages (Anthropic) have their',
   '  history folded to the model\'s window, every other field and the answer (streams chunk by chunk)',
   '  pass through; GET /v1/models is passed through; GET /healthz, GET /metrics (Prometheus); any other',
-  '  path is a 404. A model\'s window: its --config entry, else --max-tokens, else ctxfold\'s table of known models.',
+  '  path is a 404. A model\'s window: its --config entry, else --max-context-tokens, else ctxfold\'s table of known models.',
   '  Chat: header --chat-id-header or x-ctxfold-chat-id, else metadata.chat_id, else user, else a',
   '  fingerprint of the opening;',
   '  always inside the tenant (a hash of the caller\'s API key, or --tenant-header with --upstream-key-env).',
@@ -89,7 +99,7 @@ const EXIT_CODES = [
   ...table([
     [String(EXIT.ok), 'success (validate: every history is valid; serve: stopped cleanly on SIGINT or SIGTERM)'],
     [String(EXIT.violations), 'validate found a violation in at least one history; compress with --provider: a view still breaks a rule of that provider'],
-    [String(EXIT.usage), 'bad input or usage; one line on standard error says where, nothing is written to standard output'],
+    [String(EXIT.usage), 'bad input or usage; one line on standard error says where; nothing is written to standard output, except for JSONL, where the records that could be read are'],
     [String(EXIT.internal), 'internal error; set CTXFOLD_DEBUG=1 to print its stack trace'],
   ]),
 ];
@@ -113,7 +123,7 @@ export function helpText(version: string, command?: CommandName): string {
     '',
     ...commands.flatMap((c) => [...commandSection(c), '']),
     `  An option takes its value as the next word or after "=" (${command === 'serve' ? '--port=8080' : '--format=openai'}). "--" ends the options.`,
-    ...(commands.includes('compress') || commands.includes('serve') ? ['  --trim-tool-output takes the next word only when it is a number.'] : []),
+    ...(commands.includes('compress') || commands.includes('serve') ? ['  --tool-output-trim takes the next word only when it is a number.'] : []),
     ...(commands.some((c) => READS_INPUT.includes(c)) ? ['', ...IO, ...commands.flatMap((c) => CTXFOLD_FIELD[c])] : []),
     ...(commands.includes('serve') ? ['', ...SERVE] : []),
     '',

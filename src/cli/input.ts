@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { CliError } from './cli-error.js';
 import { refuseDeepValues } from './deep-values.js';
 
@@ -26,31 +25,8 @@ export interface InputRecord {
   readonly envelope?: Readonly<Record<string, unknown>>;
 }
 
-/** The records of one input, in order, and the layout they came in. */
-export interface ParsedInput {
-  readonly shape: InputShape;
-  readonly records: readonly InputRecord[];
-}
-
 /** Where a record is, as error messages name it. */
 export const whereOf = (record: InputRecord): string => `input line ${record.line}`;
-
-const READ_FAILURES: Record<string, string> = {
-  ENOENT: 'no such file',
-  EISDIR: 'is a directory',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-};
-
-async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  } catch (e) {
-    throw new CliError(`cannot read standard input: ${(e as Error).message}`);
-  }
-  return Buffer.concat(chunks);
-}
 
 /** Offset of the first byte that breaks UTF-8 (RFC 3629: no overlongs, no surrogates, up to U+10FFFF) or is a NUL; -1 when none does. */
 export function firstBadByte(bytes: Uint8Array): number {
@@ -83,37 +59,8 @@ export function firstBadByte(bytes: Uint8Array): number {
   return -1;
 }
 
-/**
- * The input as text: UTF-8 (a leading byte order mark is dropped later). UTF-16, other encodings
- * and binary data are refused with the byte where they stop being UTF-8, never decoded into
- * replacement characters.
- */
-export function decodeInput(bytes: Uint8Array): string {
-  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
-    throw new CliError('input: UTF-16 text (it starts with a UTF-16 byte order mark); convert it to UTF-8, e.g. with iconv -f UTF-16 -t UTF-8');
-  }
-  const bad = firstBadByte(bytes);
-  if (bad >= 0) {
-    const what = bytes[bad] === 0 ? 'a NUL byte (UTF-16 or binary data?)' : `byte 0x${bytes[bad].toString(16).padStart(2, '0')}`;
-    throw new CliError(`input: not UTF-8 text at byte ${bad}: ${what}; convert the file to UTF-8`);
-  }
-  return new TextDecoder('utf-8').decode(bytes);
-}
-
-/** Reads the whole input: the file, or standard input when `file` is absent or `-`. */
-export async function readInput(file: string | undefined): Promise<string> {
-  if (file === undefined || file === '-') return decodeInput(await readStdin());
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? '';
-    throw new CliError(`cannot read ${file}: ${READ_FAILURES[code] ?? (e as Error).message}`);
-  }
-  return decodeInput(bytes);
-}
-
-function recordOf(value: unknown, line: number): InputRecord {
+/** The record a parsed JSON value on `line` stands for; a `CliError` naming the line when it is not one. */
+export function recordOf(value: unknown, line: number): InputRecord {
   const where = `input line ${line}`;
   if (Array.isArray(value)) {
     refuseDeepValues(value, where);
@@ -154,7 +101,7 @@ function isRecordLine(line: string): boolean {
 }
 
 /** A JSON.parse message with its character position within one line written as a column. */
-function atColumn(message: string): string {
+export function atColumn(message: string): string {
   return message.replace(/ in JSON at position (\d+)(?: \(line \d+ column \d+\))?/, (_, p: string) => ` at column ${Number(p) + 1}`);
 }
 
@@ -168,42 +115,64 @@ function placed(text: string, error: Error): string {
   });
 }
 
+/** One item of the input: a record, or the error that keeps a line from being one (the run goes on with the next). */
+export type InputItem =
+  | { readonly record: InputRecord; readonly error?: undefined }
+  | { readonly line: number; readonly error: CliError; readonly record?: undefined };
+
+/** One JSONL line as an item: its record, or the error naming the line and the rule it breaks. */
+export function itemOfLine(text: string, line: number): InputItem {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return { line, error: new CliError(`input line ${line}: not valid JSON (${atColumn((e as Error).message)})`) };
+  }
+  try {
+    return { record: recordOf(value, line) };
+  } catch (e) {
+    if (e instanceof CliError) return { line, error: e };
+    throw e;
+  }
+}
+
 /**
- * Detects the layout and splits the input into records: the whole text as one JSON value first
- * (an array of messages, or an object with `messages`); if it does not parse, JSONL with one
- * such value a line, blank lines skipped. Throws a `CliError` naming the line at fault.
+ * The layout and items of a whole input text: the text as one JSON value first (an array of
+ * messages, or an object with `messages`); if it does not parse, JSONL with one such value a line,
+ * blank lines skipped, each line that is not a record an error item naming it. Throws a `CliError`
+ * when the text is empty, when one document is not a record, or when it is neither JSON nor JSONL.
+ * The streaming reader hands a text here only when its first line is not JSON on its own.
  */
-export function parseInput(raw: string): ParsedInput {
+export function parseWhole(raw: string): { readonly shape: InputShape; readonly items: readonly InputItem[] } {
   const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
-  if (text.trim() === '') throw new CliError('input: empty (expected a JSON array of messages, an object with "messages", or JSONL)');
+  if (text.trim() === '') throw new CliError(EMPTY_INPUT);
   let whole: unknown;
   let wholeError: Error;
   try {
     whole = JSON.parse(text);
     const line = lineAt(text, text.search(/\S/));
     const record = recordOf(whole, line);
-    return { shape: record.envelope ? 'object' : 'array', records: [record] };
+    return { shape: record.envelope ? 'object' : 'array', items: [{ record }] };
   } catch (e) {
     if (e instanceof CliError) throw e;
     wholeError = e as Error;
   }
 
   const lines = text.split('\n');
-  const records: InputRecord[] = [];
+  const items: InputItem[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (line === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      // JSONL when an earlier line was a record, or a later line is one on its own: this line's
-      // own error, at its own column. Otherwise the text was one JSON document: its error, placed.
-      const jsonl = records.length > 0 || lines.slice(i + 1).some((l) => isRecordLine(l));
-      if (jsonl) throw new CliError(`input line ${i + 1}: not valid JSON (${atColumn((e as Error).message)})`);
+    const item = itemOfLine(line, i + 1);
+    // JSONL when an earlier line was a record, or a later line is one on its own: this line's
+    // own error, at its own column. Otherwise the text was one JSON document: its error, placed.
+    if (item.error && items.length === 0 && !lines.slice(i + 1).some((l) => isRecordLine(l))) {
       throw new CliError(`input: not valid JSON (${placed(text, wholeError)})`);
     }
-    records.push(recordOf(value, i + 1));
+    items.push(item);
   }
-  return { shape: 'jsonl', records };
+  return { shape: 'jsonl', items };
 }
+
+/** The error for an input with nothing in it. */
+export const EMPTY_INPUT = 'input: empty (expected a JSON array of messages, an object with "messages", or JSONL)';

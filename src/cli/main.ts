@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 /**
- * `ctxfold compress|validate [options] [FILE|-]`: parse the command line, read and split the
- * input, run the command, write the result in the input's shape. `ctxfold serve` runs the proxy
+ * `ctxfold compress|validate [options] [FILE|-]`: parse the command line, read the input record
+ * by record, run the command on each, write each result in the input's shape as soon as it is done. `ctxfold serve` runs the proxy
  * until SIGINT or SIGTERM. Every failure a user can fix is
  * one stderr line and exit 2; anything else is an internal error (exit 70).
  */
 import { parseArgs } from './args.js';
 import { CliError, describeFailure, EXIT, oneLine } from './cli-error.js';
 import { helpText } from './help.js';
-import { parseInput, readInput } from './input.js';
-import { renderOutputs, writeChunks } from './output.js';
-import { runValidate } from './validate-command.js';
+import { openInput } from './input-stream.js';
+import { runRecords } from './record-loop.js';
+import { createValidateCommand } from './validate-command.js';
 import { packageVersion } from './version.js';
 
 const printError = (line: string) => process.stderr.write(`ctxfold: ${oneLine(line)}\n`);
@@ -25,18 +25,17 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return EXIT.ok;
   }
-  const { command, file, options } = invocation;
+  const { command, file, options, notices } = invocation;
+  for (const line of notices) printError(line);
   // Loaded on demand: only serve needs the HTTP server, the metrics and the logger.
   if (command === 'serve') return (await import('./serve-command.js')).runServe(options);
   if (file === undefined && process.stdin.isTTY) {
     throw new CliError(`no input: give a FILE, "-", or pipe JSON into ctxfold ${command} (see ctxfold --help)`);
   }
-  const input = parseInput(await readInput(file));
   // Loaded on demand: only compress needs the tokenizer, whose WASM takes a while to load.
-  const result = command === 'compress' ? await (await import('./compress-command.js')).runCompress(input, options) : runValidate(input, options);
-  for (const line of result.diagnostics) printError(line);
-  await writeChunks(process.stdout, renderOutputs(input.shape, result.outputs, options.pretty));
-  return result.exitCode;
+  const run = command === 'compress' ? (await import('./compress-command.js')).createCompressCommand(options) : createValidateCommand(options);
+  // Indented output waits for the layout (a one-line document or JSONL); compact output does not.
+  return runRecords(await openInput(file, !options.pretty), run, options);
 }
 
 function fail(error: unknown): number {

@@ -2,13 +2,23 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { InputRecord, InputShape } from './input.js';
 
-/** What a command made of the whole input: one output value per record, stderr lines, exit code. */
-export interface CommandResult {
-  /** One value per input record, in input order. */
-  readonly outputs: readonly unknown[];
-  /** Lines for stderr (without the `ctxfold: ` prefix). */
+/** What a command made of one record: its output value, its stderr lines, and its tokens (compress). */
+export interface RecordOutcome {
+  readonly output: unknown;
+  /** Lines for stderr about this record (without the `ctxfold: ` prefix), `--quiet` already applied. */
   readonly diagnostics: readonly string[];
-  readonly exitCode: number;
+  readonly tokensIn?: number;
+  readonly tokensOut?: number;
+}
+
+/**
+ * A command as the record loop runs it: `one` works on one record (a `CliError` when the record is
+ * bad input: the loop reports it and goes on), `finish` gives the closing stderr lines and the
+ * exit code of the `done` records that were read.
+ */
+export interface RecordCommand {
+  one(record: InputRecord): Promise<RecordOutcome>;
+  finish(done: number): { readonly diagnostics: readonly string[]; readonly exitCode: number };
 }
 
 /**
@@ -20,18 +30,12 @@ export function shapeRecord(record: InputRecord, messages: unknown, ctxfold: unk
   return record.envelope ? { ...record.envelope, [record.field]: messages, ctxfold } : { messages, ctxfold };
 }
 
-/**
- * Serializes the outputs in the input's layout: JSONL gives one compact line per record, in
- * order; a single JSON document gives one value (indented with `pretty`). Every chunk ends in a newline.
- */
-export function renderOutputs(shape: InputShape, outputs: readonly unknown[], pretty: boolean): string[] {
-  if (shape === 'jsonl') return outputs.map((o) => `${JSON.stringify(o)}\n`);
-  return outputs.map((o) => `${JSON.stringify(o, null, pretty ? 2 : undefined)}\n`);
+/** One output value as written: a compact line for JSONL; a single document indented with `pretty`. Ends in a newline. */
+export function renderOutput(shape: InputShape, output: unknown, pretty: boolean): string {
+  return `${JSON.stringify(output, null, shape !== 'jsonl' && pretty ? 2 : undefined)}\n`;
 }
 
-/** Writes the chunks in order, waiting for `drain` whenever the stream's buffer is full. */
-export async function writeChunks(stream: Writable, chunks: readonly string[]): Promise<void> {
-  for (const chunk of chunks) {
-    if (!stream.write(chunk)) await once(stream, 'drain');
-  }
+/** Writes the chunk, waiting for `drain` when the stream's buffer is full (so a slow reader holds the run back, not memory). */
+export async function writeChunk(stream: Writable, chunk: string): Promise<void> {
+  if (!stream.write(chunk)) await once(stream, 'drain');
 }

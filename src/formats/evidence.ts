@@ -28,7 +28,8 @@ const RESPONSES_ITEMS: readonly string[] = Object.freeze([
   'mcp_approval_response', 'compaction', 'item_reference',
 ]);
 const RESPONSES_PARTS: readonly string[] = Object.freeze(['input_text', 'output_text', 'input_image', 'input_file']);
-const LEGACY_CALL = 'an assistant message with a legacy function_call';
+/** What a legacy OpenAI `function_call` is called as evidence (Qwen-Agent writes its calls the same way). */
+export const LEGACY_CALL = 'an assistant message with a legacy function_call';
 const HERMES_TURN = 'a <tool_response> message answering the <tool_call> blocks of the assistant message before it';
 
 /** Evidence each message gives is kept up to this many pieces per format (error messages quote two). */

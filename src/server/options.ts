@@ -23,7 +23,7 @@ export interface ServerOptions {
   port?: number;
   /** Address to listen on. Default 127.0.0.1 (this machine only); 0.0.0.0 for every interface. */
   host?: string;
-  /** Window of every model without its own `config` entry (`--max-tokens`); wins over ctxfold's table of known models. */
+  /** Window of every model without its own `config` entry (`--max-context-tokens`); wins over ctxfold's table of known models. */
   maxContextTokens?: number;
   /** Summarize in the background from this many tokens (default: 75% of each model's window). */
   compressionThresholdTokens?: number;
