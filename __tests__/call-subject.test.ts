@@ -1,5 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { transcriptOf } from '../src/core/transcript.js';
 import { convertMessages } from '../src/formats/convert.js';
 import type { FormatName } from '../src/formats/lens.js';
@@ -15,6 +18,7 @@ import { formatPropertyParams } from './helpers/property-runs.js';
  * the model once the call is folded away, unless the line names what the call was about
  * (`for path=test/a.test.ts`): the summary numbers its lines by message, and the messages are gone.
  */
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const count = createTokenCounter().text;
 const ROOM = 100_000;
 
@@ -75,8 +79,10 @@ describe('a result line names its call', () => {
 
   test('with what the call was about, unless the line holds it', () => {
     const lines = ledgerText(messages).split('\n');
-    // The line the README shows, byte for byte.
-    expect(lines).toContain('- [run_tests @3 for path=test/a.test.ts] passed=412 duration_ms=5120');
+    // The line docs/summaries.md shows, byte for byte.
+    const line = '- [run_tests @3 for path=test/a.test.ts] passed=412 duration_ms=5120';
+    expect(lines).toContain(line);
+    expect(readFileSync(join(root, 'docs', 'summaries.md'), 'utf8')).toContain(`\`${line}\``);
     const order = lines.find((l) => l.includes('placed_at=2025-01-21'));
     expect(order).toContain('order_id=ORD-77');
     expect(order).not.toContain(' for ');

@@ -1,6 +1,7 @@
 /**
- * Prints the README's benchmark tables from `bench/results/latest.json` (a full run), so the
- * figures the README cites are copied by a program, not by hand:
+ * Prints the benchmark tables of docs/benchmarks.md from `bench/results/latest.json` (a full run),
+ * so the figures the docs cite are copied by a program, not by hand (the README's short summary
+ * quotes the F = 0.25 rows of the `--economy` table):
  *
  *   npx tsc -p tsconfig.json && node dist/bench/readme-tables.js
  *
@@ -35,7 +36,7 @@ interface Results {
   readonly economy?: { readonly retention: readonly RetentionTable[] };
 }
 
-/** The figures of `bench/economy/retention.ts`'s `RetentionRow` the README's retention table cites. */
+/** The figures of `bench/economy/retention.ts`'s `RetentionRow` docs/benchmarks.md's retention table cites. */
 interface RetentionFigures {
   readonly system: string;
   readonly share: number;
@@ -66,7 +67,7 @@ const RETENTION_COLUMNS: [string, string, (r: RetentionFigures) => [number, numb
   ['ceiling', 'ctxfold', (r) => [r.ceiling, r.ceilingWorstTenth]],
 ];
 
-/** A share kept as the README's retention table writes it: mean (worst tenth), one decimal. */
+/** A share kept as docs/benchmarks.md's retention table writes it: mean (worst tenth), one decimal. */
 function keptText([mean, worst]: [number, number]): string {
   return `${(100 * mean).toFixed(1)}% (${(100 * worst).toFixed(1)}%)`;
 }
@@ -75,12 +76,12 @@ const COLUMNS = ['ctxfold', 'JSON.parse', 'langchain trimMessages', 'langchain t
 const HEADERS = ['ctxfold', 'JSON.parse', 'trimMessages', 'trimMessages + memo', 'pruneMessages + cut', 'pruneMessages + memo', 'slice(-N)'];
 const WORKLOADS: [string, string][] = [['corpus', 'corpus'], ['gen-2k', '2k messages'], ['gen-10k', '10k messages'], ['gen-100k', '100k messages']];
 
-/** A share as the README writes it: whole percent. */
+/** A share as docs/benchmarks.md writes it: whole percent. */
 function pctText(x: number | undefined): string {
   return x === undefined ? '-' : `${Math.round(x)}%`;
 }
 
-/** A time as the README writes it: 3 significant digits, thousands separated. */
+/** A time as docs/benchmarks.md writes it: 3 significant digits, thousands separated. */
 function ms(x: number | null | undefined): string {
   if (x === undefined || x === null || Number.isNaN(x)) return '-';
   if (x >= 1000) return Math.round(x).toLocaleString('en-US');
@@ -101,7 +102,7 @@ const FAIR_COLUMNS: [string, string, (r: RetentionFigures) => [number, number]][
 /** `--economy`: the fair-budget retention table of `bench/results/economy.json` (a full `--economy` run). */
 function economyTable(root: string): void {
   const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'economy.json'), 'utf8')) as { mode: string; date: string; machine: { node: string }; retention: { title: string; rows: RetentionFigures[] }[] };
-  if (results.mode !== 'full') throw new Error(`economy.json holds a ${results.mode} run; the README cites full runs only`);
+  if (results.mode !== 'full') throw new Error(`economy.json holds a ${results.mode} run; docs/benchmarks.md cites full runs only`);
   const lines = [`Run of ${results.date.slice(0, 10)} (Node ${results.machine.node.replace(/^v/, '')}), budget = floor + F x rest; mean (worst tenth):`, ''];
   lines.push(`| conversations | F | ${FAIR_COLUMNS.map(([h]) => h).join(' | ')} |`, `| --- | ---: |${FAIR_COLUMNS.map(() => ' ---: |').join('')}`);
   for (const table of results.retention) {
@@ -121,7 +122,7 @@ function main(): void {
   const root = fileURLToPath(new URL('../../', import.meta.url));
   if (process.argv.includes('--economy')) return economyTable(root);
   const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as Results;
-  if (results.mode !== 'full') throw new Error(`latest.json holds a ${results.mode} run; the README cites full runs only`);
+  if (results.mode !== 'full') throw new Error(`latest.json holds a ${results.mode} run; docs/benchmarks.md cites full runs only`);
   const find = (workload: string, mode: string, system: string) => results.rows.find((r) => r.workload === workload && r.mode === mode && r.system === system);
   const cell = (r: Row | undefined) => (r === undefined ? '-' : r.timeouts > 0 && (r.medianMs === undefined || r.medianMs === null) ? 'timed out' : ms(r.medianMs));
   const lines = [`Run of ${results.date.slice(0, 10)}: ${results.machine.cpu}, ${results.machine.cores} cores, Node ${results.machine.node.replace(/^v/, '')}, load average ${results.loadAverage.before[0].toFixed(2)} at the start.`, ''];

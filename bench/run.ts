@@ -4,7 +4,7 @@
  * pruneMessages + a budget cut, slice(-N) and JSON.parse, on the shared corpus and on generated
  * histories of 1k–100k messages, cold and replayed. Prints progress and a table, writes
  * bench/results/latest.json and latest.svg (a `--quick` run writes quick.json and quick.svg instead,
- * so it never replaces the full figures the README cites). The full run also measures each
+ * so it never replaces the full figures docs/benchmarks.md cites). The full run also measures each
  * adapter's overhead and the economy (fact retention, simulated prompt cache and bill);
  * `--economy` measures only the economy and writes bench/results/economy.json and economy.md
  * (`--economy --quick`: economy-quick.*). See bench/README.md for each figure.
@@ -315,7 +315,7 @@ async function main(): Promise<void> {
   };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  // Only a full run replaces the figures the README cites; a quick run writes beside them.
+  // Only a full run replaces the figures docs/benchmarks.md cites; a quick run writes beside them.
   const name = quick ? 'quick' : 'latest';
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(dir, quick ? 'economy-quick.md' : 'economy.md'), economyFigures.markdown);

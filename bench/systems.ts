@@ -51,7 +51,7 @@ function checkDeadline(ctx: RunContext): void {
   if (performance.now() > ctx.deadline) throw new DeadlineExceeded(ctx.deadlineSeconds);
 }
 
-/** The head and tail ctxfold always sends by default (`keepFirst: 1`, `keepLast: 6`, as README's options table says). */
+/** The head and tail ctxfold always sends by default (`keepFirst: 1`, `keepLast: 6`, as docs/options.md's table says). */
 const CTXFOLD_DEFAULT_KEEPS = { keepFirst: 1, keepLast: 6 } as const;
 
 const ctxfold: BenchSystem<OpenAIChatMessage[], OpenAIChatMessage[]> = {

@@ -47,3 +47,6 @@ for (const city of ['Paris', 'Berlin', 'Madrid', 'Rome', 'Vienna', 'Lisbon', 'Os
   await new Promise((resolve) => setTimeout(resolve, 10)); // time passes between turns
 }
 await ctxfold.compressor.close();
+// prints: Paris: history has 4 messages; Sunny (my prompt held 4 messages).
+// prints: Prague: history has 32 messages; Sunny (my prompt held <n> messages).
+// prints: summary v1 now stands for <n> messages

@@ -29,3 +29,5 @@ for (let turn = 1; turn <= 6; turn++) {
   await new Promise((resolve) => setTimeout(resolve, 10)); // time passes between turns
 }
 await ctxfold.compressor.close();
+// prints: turn 1: the agent's state holds 4 messages; the model was last sent 4
+// prints: turn 6: the agent's state holds 24 messages; the model was last sent <n>

@@ -28,3 +28,6 @@ for (let turn = 1; turn <= 8; turn++) {
 const { samples, ratio } = compressor.stats().calibration.byModel['gpt-4o'];
 console.log(`${samples} responses billed; ctxfold's count / billed input tokens = ${ratio.toFixed(2)}`);
 await compressor.close();
+// prints: turn 1: history has 3 messages; I was sent 2 messages.
+// prints: turn 8: history has 17 messages; I was sent <n> messages.
+// prints: 8 responses billed; ctxfold's count / billed input tokens = <ratio>
