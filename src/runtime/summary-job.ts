@@ -195,7 +195,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   // to the budget kept more facts but, measured on long chats, made four times the summarizer
   // calls and cut the cached share of the prompt from 94% to 37%.
   const first0 = await summarizeTo(range.end, allowedTokens);
-  if (signal.aborted) throw signal.reason ?? new Error('summary job aborted');
+  signal.throwIfAborted();
   let calls = first0.calls;
   // A wider attempt that fails leaves the summary made before it in force.
   const attempt = async (to: number, roomTokens: number) => {
