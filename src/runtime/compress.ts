@@ -29,7 +29,12 @@ export interface DroppedMessage {
   readonly reason: DropReason;
 }
 
-/** Everything `compressContext` decided, as plain JSON-ready data. Indexes refer to the input. */
+/**
+ * Everything `compressContext` decided, as plain JSON-ready data. Indexes refer to the input.
+ * A history served as it is because its byte bound is within its window (no tokenizer used)
+ * counts its token figures (`tokensBefore`, `tokensAfter`, `requestExtraTokens`, `split`,
+ * `minimumTokens`, `prefixTokensShared`) when they are first read: the same numbers, exact.
+ */
 export interface CompressReport {
   readonly format: FormatName;
   /**
