@@ -73,7 +73,8 @@ describe('benchmark peers count with their own encoder', () => {
 describe('the two ctxfold systems of a replay', () => {
   test('ctxfold wrap counts with its own counter, never the one compressContext is given', async () => {
     const replay = createTokenCounter();
-    const ctx = { budget: 10_000, deadline: Number.POSITIVE_INFINITY, deadlineSeconds: 60, counter: replay, historyCache: createHistoryCache(), chatId: 'c' } as RunContext;
+    // A budget under the history's bytes: compressContext must count (a byte bound within it would decide without counting).
+    const ctx = { budget: 20, deadline: Number.POSITIVE_INFINITY, deadlineSeconds: 60, counter: replay, historyCache: createHistoryCache(), chatId: 'c' } as RunContext;
     const input = () => (JSON.parse(body) as { messages: OpenAIChatMessage[] }).messages;
     await system('ctxfold').run(input(), ctx);
     const seen = replay.stats();

@@ -37,6 +37,8 @@ export interface RequestRecord {
   rssPeakDeltaMB?: number;
   loopDelayP99Ms?: number;
   loopDelayMaxMs?: number;
+  /** ctxfold only, small-conversation rows: whether its counter counted or looked up any text during the call (false: the byte bound decided). */
+  tokenizerUsed?: boolean;
 }
 
 /** Hooks run right around the timed call (memory probe, event-loop monitor). */

@@ -42,6 +42,63 @@ export function peerGoal(rows: readonly SummaryRow[]): GoalCheck {
   };
 }
 
+/** The process's first call against a later one (`bench/first-call.ts`, a process of its own). */
+export interface FirstCallFigure {
+  /** What was timed, in words. */
+  readonly call: string;
+  readonly firstMs: number;
+  /** Median of the later calls (each on another request, with fresh state). */
+  readonly laterMs: number;
+  readonly later: number;
+}
+
+/**
+ * The small-conversation goals (`bench/small.ts`), per size and mode, from the ratio of ctxfold to
+ * JSON.parse of the same body (median over the requests both ran): within the window (the
+ * `under` and `at` rows) <= 2x, the byte bound deciding without the tokenizer where it can (each
+ * line says on what share of the calls it did; on `at` rows a request's bytes pass its window, so
+ * it cannot); over the window <= 10x cold and <= 1x warm. And the first call of a process no more
+ * than 1.5x a later one.
+ */
+export function smallGoals(rows: readonly SummaryRow[], firstCalls: readonly FirstCallFigure[] = []): GoalCheck[] {
+  const out: GoalCheck[] = [];
+  const workloads = [...new Set(rows.filter((r) => r.workload.startsWith('small-')).map((r) => r.workload))];
+  const limits: Record<string, { cold: number; replay: number; what: string }> = {
+    under: { cold: 2, replay: 2, what: 'under its window' },
+    at: { cold: 2, replay: 2, what: 'within its window (exactly at it)' },
+    over: { cold: 10, replay: 1, what: 'over its window (window 25% of its tokens)' },
+  };
+  for (const windowCase of ['under', 'at', 'over']) {
+    for (const mode of ['cold', 'replay'] as const) {
+      const limit = limits[windowCase][mode];
+      const measured: string[] = [];
+      let holds: boolean | undefined;
+      for (const w of workloads.filter((x) => x.endsWith(`/${windowCase}`))) {
+        const c = row(rows, w, mode, 'ctxfold');
+        const ratio = row(rows, w, mode, 'JSON.parse')?.ctxfoldRatio;
+        if (!c || ratio === undefined) continue;
+        const bytes = c.byteBoundPct === undefined ? '' : `, byte bound decided ${Math.round(c.byteBoundPct)}%`;
+        measured.push(`${w.slice('small-'.length).split('/')[0]} msgs ${ratio.toFixed(2)}x (${c.medianMs.toFixed(3)} ms${bytes})`);
+        holds = (holds ?? true) && ratio <= limit;
+      }
+      out.push({
+        goal: `small conversations, a request ${limits[windowCase].what}, ${mode === 'cold' ? 'cold' : 'warm'}: ctxfold <= ${limit}x JSON.parse of the same body (median of per-request ratios)`,
+        measured: measured.length ? measured.join('; ') : 'not measured',
+        holds,
+      });
+    }
+  }
+  for (const f of firstCalls) {
+    const ratio = f.firstMs / f.laterMs;
+    out.push({
+      goal: `the first call of a process no more than 1.5x a later one: ${f.call}`,
+      measured: `first ${f.firstMs.toFixed(2)} ms, later median ${f.laterMs.toFixed(2)} ms (${f.later} calls), ratio ${ratio.toFixed(2)}`,
+      holds: ratio <= 1.5,
+    });
+  }
+  return out;
+}
+
 /** Evaluates every goal on this run's figures; `undefined` where the run did not measure it (quick mode). */
 export function checkGoals(rows: readonly SummaryRow[], planning: readonly PlanningFigure[], counting: CountingFigure, summary: SummaryLoopFigure | undefined): GoalCheck[] {
   const out: GoalCheck[] = [];

@@ -6,7 +6,8 @@
  *   npx tsc -p tsconfig.json && node dist/bench/readme-tables.js
  *
  * Prints the time table (median ms per request, good views), the goals, the adapter overhead
- * table, the proxy load table and the fact retention table. Refuses a quick run's results.
+ * table, the proxy load table, the small-conversation table (when the run has one) and the fact
+ * retention table. Refuses a quick run's results.
  * `--economy` prints the fair-budget retention table from `bench/results/economy.json` instead.
  */
 import { readFileSync } from 'node:fs';
@@ -34,6 +35,8 @@ interface Results {
   readonly adapterOverhead?: { adapter: string; messages: number; withoutMs: number; withMs: number; overheadMs: number }[];
   readonly proxyLoad?: { row: string; addedP50Ms?: number; addedP99Ms?: number; floorMs?: number; errors: number; timeouts: number; non2xx: number; proxyP99Ms: number; verdict: string; goal: string }[];
   readonly economy?: { readonly retention: readonly RetentionTable[] };
+  /** The small-conversation rows (`bench/small.ts`), in runs since they were added. */
+  readonly small?: { readonly rows: readonly (Row & { readonly ctxfoldRatio?: number; readonly byteBoundPct?: number })[] };
 }
 
 /** The figures of `bench/economy/retention.ts`'s `RetentionRow` docs/benchmarks.md's retention table cites. */
@@ -149,6 +152,17 @@ function main(): void {
   lines.push(`| generated, good views | ${COLUMNS.map((c) => (c === 'JSON.parse' ? '' : generated(c))).join(' | ')} |`);
   lines.push('', 'Goals:', '');
   for (const g of results.goals) lines.push(`- [${g.holds ? 'PASS' : 'MISS'}] ${g.goal}: ${g.measured}`);
+  if (results.small) {
+    // Small conversations: ctxfold / JSON.parse of the same body (median over requests), and the share the byte bound decided.
+    const smallRow = (w: string, mode: string, system: string) => results.small!.rows.find((r) => r.workload === w && r.mode === mode && r.system === system);
+    lines.push('', '| small conversation | window | cold: ctxfold / JSON.parse | warm: ctxfold / JSON.parse | byte bound decided (cold) |', '| --- | --- | ---: | ---: | ---: |');
+    for (const w of [...new Set(results.small.rows.map((r) => r.workload))]) {
+      const [size, windowCase] = w.slice('small-'.length).split('/');
+      const ratio = (mode: string) => smallRow(w, mode, 'JSON.parse')?.ctxfoldRatio?.toFixed(2) ?? '-';
+      const bytes = smallRow(w, 'cold', 'ctxfold')?.byteBoundPct;
+      lines.push(`| ${size} messages | ${windowCase} | ${ratio('cold')}x | ${ratio('replay')}x | ${bytes === undefined ? '-' : `${Math.round(bytes)}%`} |`);
+    }
+  }
   if (results.adapterOverhead) {
     lines.push('', '| adapter (row) | messages | SDK alone (ms) | with ctxfold (ms) | difference (ms) |', '| --- | ---: | ---: | ---: | ---: |');
     for (const r of results.adapterOverhead) lines.push(`| ${r.adapter} | ${r.messages.toLocaleString('en-US')} | ${ms(r.withoutMs)} | ${ms(r.withMs)} | ${r.overheadMs >= 0 ? '+' : ''}${r.overheadMs.toFixed(2)} |`);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateConversation } from './fixtures/conversation.js';
 import { createHistoryCache, createTokenCounter } from '../src/index.js';
-import { freeEncoders } from '../src/tokens/tiktoken.js';
+import { freeEncoders, singleTokenTexts } from '../src/tokens/tiktoken.js';
 import { BUDGET_RULE, prefixBudgets } from './budget.js';
 import { timedCall, type RequestRecord } from './call.js';
 import { renderChart } from './chart.js';
@@ -36,7 +36,11 @@ import { measureAdapterOverhead as openaiOverhead, type AdapterOverheadRow } fro
 import { cacheReport, type CacheWorkloadFigures } from './economy/cache-report.js';
 import type { ProxyLoadRow } from './proxy-load.js';
 import { retentionReport, type RetentionTable } from './economy/retention-report.js';
-import { corpusPath, corpusWorkload, generatedWorkload, type Workload } from './workloads.js';
+import { corpusPath, corpusWorkload, generatedWorkload, loadCorpus, type Workload } from './workloads.js';
+import { formatSmall, runSmall } from './small.js';
+import { firstCalls } from './first-call.js';
+import { smallGoals, type FirstCallFigure } from './goals.js';
+import type { SummaryRow } from './summary.js';
 
 interface SizeConfig {
   readonly size: number;
@@ -62,6 +66,8 @@ interface Config {
   readonly summarySize: number;
   /** Memory soak: requests spread round-robin over this many chats. */
   readonly soak: { readonly chats: number; readonly requests: number };
+  /** Small-conversation rows: requests per size (each run under, at and over its window, cold and warm). */
+  readonly smallRequestsPerSize: number;
 }
 
 const FULL: Config = {
@@ -80,6 +86,7 @@ const FULL: Config = {
   countingSize: 2000,
   summarySize: 100_000,
   soak: { chats: 1000, requests: 100_000 },
+  smallRequestsPerSize: 40,
 };
 
 const QUICK: Config = {
@@ -93,6 +100,7 @@ const QUICK: Config = {
   countingSize: 2000,
   summarySize: 10_000,
   soak: { chats: 200, requests: 10_000 },
+  smallRequestsPerSize: 10,
 };
 
 /** Every line logged, for the economy's markdown file. */
@@ -186,10 +194,63 @@ async function economyOnly(quick: boolean): Promise<void> {
   freeEncoders();
 }
 
+/** The small-conversation figures: rows (cold and warm, under, at and over the window) and the first call of a process. */
+interface SmallFigures {
+  readonly rows: SummaryRow[];
+  readonly firstCalls: FirstCallFigure[];
+}
+
+/** Runs the small-conversation rows and the first-call processes; logs their table. */
+async function smallFigures(settings: RunSettings, requestsPerSize: number): Promise<SmallFigures | undefined> {
+  const corpus = loadCorpus(root);
+  if (!corpus) {
+    log(`\n== small conversations: skipped, ${corpusPath(root)} not found`);
+    return undefined;
+  }
+  log(`\n== small conversations (corpus, ${requestsPerSize} requests per size; windows: under = 128k, at = the request's tokens, over = 25% of them)`);
+  const t0 = performance.now();
+  const records = await runSmall(corpus, { systems: settings.systems, requestsPerSize, deadlineSeconds: settings.deadlineSeconds, log });
+  const rows = summarize(records);
+  log(formatSmall(rows));
+  log('  (ms: medians; ctxfold/parse and ctxfold/peer: median over requests of ctxfold time / that system\'s time on the same body; bytes decided: share of ctxfold calls planned without the tokenizer)');
+  log('  first call of a process (each case in a fresh process):');
+  const first = await firstCalls();
+  for (const f of first) log(`    ${f.call}: first ${f.firstMs.toFixed(2)} ms, later median ${f.laterMs.toFixed(2)} ms (${f.later}), ratio ${(f.firstMs / f.laterMs).toFixed(2)}`);
+  log(`  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  return { rows, firstCalls: first };
+}
+
+/** `--small`: the small-conversation rows alone, written to small(-quick).json (never latest.json). */
+async function smallOnly(quick: boolean): Promise<void> {
+  const started = performance.now();
+  const config = quick ? QUICK : FULL;
+  log(`ctxfold small-conversation benchmark (${quick ? 'quick' : 'full'}) — ${new Date().toISOString()}`);
+  const loadBefore = loadavg();
+  log(`machine: ${machineInfo().cpu}, node ${process.version}; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+  const settings: RunSettings = { systems: SYSTEMS, deadlineSeconds: config.deadlineSeconds, coldRepeats: config.coldRepeats, log };
+  log('warming up (JIT, encoders, single-token texts)...');
+  await warmUp(settings);
+  // As in the full run, where these rows follow the corpus workload: the encoder's single-token
+  // texts, read in steps once a process has encoded enough, are read, so no row pays for them.
+  singleTokenTexts('o200k_base');
+  const smallConversations = await smallFigures(settings, config.smallRequestsPerSize);
+  const goals = smallConversations ? smallGoals(smallConversations.rows, smallConversations.firstCalls) : [];
+  log('\n== goals (from this run)');
+  log(formatGoals(goals));
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const name = quick ? 'small-quick' : 'small';
+  const wallSeconds = (performance.now() - started) / 1000;
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', wallSeconds, machine: machineInfo(), loadAverage: { before: loadBefore, after: loadavg() }, small: smallConversations, goals }, null, 2)}\n`);
+  log(`\nwrote bench/results/${name}.json; wall time ${wallSeconds.toFixed(1)} s`);
+  freeEncoders();
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const quick = process.argv.includes('--quick');
   if (process.argv.includes('--economy')) return economyOnly(quick);
+  if (process.argv.includes('--small')) return smallOnly(quick);
   const config = quick ? QUICK : FULL;
   const machine = machineInfo();
   const versions = {
@@ -239,6 +300,7 @@ async function main(): Promise<void> {
   const corpus = corpusWorkload(root, config.corpusColdEvery, config.corpusReplayEvery);
   if (corpus) await runWorkload(corpus);
   else log(`\n== corpus: skipped, ${corpusPath(root)} not found (the shared folder must sit beside the project)`);
+  const smallConversations = await smallFigures(settings, config.smallRequestsPerSize);
 
   for (const s of config.sizes) {
     const t0 = performance.now();
@@ -283,7 +345,7 @@ async function main(): Promise<void> {
   const eventLoop = largest ? { workload: largest.workload, messages: largest.messages, callMs: largest.ms, p99Ms: largest.loopDelayP99Ms, maxMs: largest.loopDelayMaxMs } : undefined;
   if (eventLoop) log(`\n== event-loop delay during ctxfold's cold call on ${eventLoop.messages} messages: p99 ${eventLoop.p99Ms!.toFixed(0)} ms, max ${eventLoop.maxMs!.toFixed(0)} ms (call took ${eventLoop.callMs?.toFixed(0)} ms)`);
 
-  const goals = checkGoals(rows, planning, counting, summaryLoop);
+  const goals = [...checkGoals(rows, planning, counting, summaryLoop), ...(smallConversations ? smallGoals(smallConversations.rows, smallConversations.firstCalls) : [])];
   log('\n== goals (from this run)');
   log(formatGoals(goals));
 
@@ -302,6 +364,7 @@ async function main(): Promise<void> {
     systems: SYSTEMS.map((s) => ({ name: s.name, settings: s.settings })),
     workloads,
     rows,
+    small: smallConversations,
     planning: { figures: planning, perMessageRatioLargestTo1k: linearRatio },
     counting,
     eventLoop,

@@ -43,6 +43,8 @@ export interface SummaryRow {
   /** Median over the requests both ran of ctxfold time / this system's time. */
   readonly ctxfoldRatio?: number;
   readonly loopDelayP99Ms?: number;
+  /** ctxfold, small-conversation rows: share of requests planned without the tokenizer (the byte bound decided), in %. */
+  readonly byteBoundPct?: number;
 }
 
 const pct = (part: number, whole: number) => (whole === 0 ? Number.NaN : (100 * part) / whole);
@@ -117,6 +119,7 @@ export function summarize(records: readonly RequestRecord[]): SummaryRow[] {
       systemKeptPct: share(ok, (r) => r.systemKept),
       ctxfoldRatio: ratios.length ? median(ratios) : undefined,
       loopDelayP99Ms: loop.length ? Math.max(...loop) : undefined,
+      byteBoundPct: share(ok, (r) => (r.tokenizerUsed === undefined ? undefined : !r.tokenizerUsed)),
     });
   }
   return rows;

@@ -23,14 +23,20 @@ export function corpusPath(root: string): string {
   return join(root, '..', 'shared', 'corpus', 'tau-bench-airline-gpt4o.jsonl');
 }
 
+/** Every conversation of the corpus, in file order, or undefined when the file is absent. */
+export function loadCorpus(root: string): OpenAIChatMessage[][] | undefined {
+  const file = corpusPath(root);
+  if (!existsSync(file)) return undefined;
+  return readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { messages: OpenAIChatMessage[] }).messages);
+}
+
 /**
  * The corpus as a workload, or undefined when absent: every `coldEvery`-th conversation gets a
  * cold call, and every `replayEvery`-th of those is replayed request by request.
  */
 export function corpusWorkload(root: string, coldEvery: number, replayEvery: number): Workload | undefined {
-  const file = corpusPath(root);
-  if (!existsSync(file)) return undefined;
-  const all = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { messages: OpenAIChatMessage[] }).messages);
+  const all = loadCorpus(root);
+  if (!all) return undefined;
   const histories = all.filter((_, i) => i % coldEvery === 0);
   const points = histories.map((h, i) => (i % replayEvery === 0 ? modelRequestEnds(h) : []));
   const replayed = points.filter((p) => p.length > 0).length;

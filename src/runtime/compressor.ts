@@ -4,6 +4,8 @@ import { MemoryStore } from '../store/memory-store.js';
 import type { ChatState, StateStore } from '../store/state.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
 import { createTokenCounter } from '../tokens/counter.js';
+import { encodingForModel } from '../tokens/tiktoken.js';
+import { warmUpPlanner } from './warm-up.js';
 import { defaultChatId, explicitChatId } from './chat-id.js';
 import { analyzeContext, type CompressResult, type ContextAnalysis } from './compress.js';
 import { transcriptOf } from '../core/transcript.js';
@@ -71,6 +73,9 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     repair: o.repair ?? true,
     historyCache,
   };
+  // The first request costs what a later one does: the planner is compiled and, on the
+  // compressor's own tiktoken counter, the shared encoder loaded now rather than on that request.
+  warmUpPlanner(planning, o.counter === undefined ? encodingForModel(o.model) : undefined);
   // Where the plan counts lazily, the sliced count stops past what a view could hold (twice the
   // larger of window and threshold, room for the request's calibration); the plan counts any rest.
   const sliceCountLimit = plan.maxContextTokens !== undefined && plan.collapseMinChars === undefined

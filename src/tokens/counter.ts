@@ -1,6 +1,7 @@
 import { InputError } from '../errors.js';
 import type { MessageLens } from '../formats/lens.js';
 import { messageTokens, REQUEST_OVERHEAD_TOKENS } from './accounting.js';
+import { BYTE_BOUNDED_ENCODINGS } from './byte-bound.js';
 import { countByLines, LINE_ADDITIVE_ENCODINGS } from './line-sum.js';
 import { TextMemo } from './text-memo.js';
 import { ENCODINGS, encodingForModel, isEncoding, tiktokenCounter } from './tiktoken.js';
@@ -41,6 +42,12 @@ export interface TokenCounter {
   message<M>(message: M, lens: MessageLens<M>): number;
   /** Tokens added once per request. */
   readonly requestOverhead: number;
+  /**
+   * True when no text ever counts more than `utf8TokenBound(text)` (its UTF-8 bytes; set on
+   * tiktoken's o200k_base and cl100k_base, see `byte-bound.ts`): a history whose bound is within
+   * its window is then planned without tokenizing it. Unset on counters on `countText` or built by hand.
+   */
+  readonly atMostUtf8Bytes?: boolean;
   /** Texts encoded, texts served from the cache, and what the cache holds. */
   stats(): { encoded: number; cachedHits: number; cachedTexts: number; cachedBytes: number };
 }
@@ -84,6 +91,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     text,
     textByLines: byLines ? (t) => countByLines(t, text) : text,
     requestOverhead: REQUEST_OVERHEAD_TOKENS,
+    ...(encoding !== undefined && BYTE_BOUNDED_ENCODINGS.has(encoding) ? { atMostUtf8Bytes: true } : {}),
     message: (m, lens) => messageTokens(m, lens, text),
     stats: () => {
       const { texts, bytes } = memo.size();
