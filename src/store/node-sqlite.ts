@@ -29,8 +29,12 @@ export function isSqliteExperimentalWarning(warning: unknown, typeOrOptions: unk
  * this returns. Throws a `StoreError` naming the Node version needed when this Node has no `node:sqlite`.
  */
 function loadQuietly(): typeof NodeSqlite {
-  const emitWarning = process.emitWarning;
-  process.emitWarning = function (this: unknown, warning: unknown, ...rest: unknown[]) {
+  const getBuiltin = typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule : undefined;
+  // Node's own `process`, whose emitWarning Node calls: under a test runner that gives each module
+  // a copy of `process` (Jest), wrapping the copy's would not catch the warning.
+  const real = getBuiltin?.('node:process') ?? process;
+  const emitWarning = real.emitWarning;
+  real.emitWarning = function (this: unknown, warning: unknown, ...rest: unknown[]) {
     if (isSqliteExperimentalWarning(warning, rest[0])) return;
     Reflect.apply(emitWarning, this, [warning, ...rest]);
   } as typeof process.emitWarning;
@@ -40,11 +44,11 @@ function loadQuietly(): typeof NodeSqlite {
     // getBuiltinModule, not `import 'node:sqlite'`: a static import would load the module (and
     // print the warning) before any code here runs. It returns undefined where the module is absent
     // (Node 20) or behind a flag (Node 22 before 22.13, or --no-experimental-sqlite).
-    loaded = typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule('node:sqlite') : undefined;
+    loaded = getBuiltin?.('node:sqlite');
   } catch (error) {
     failure = error;
   } finally {
-    process.emitWarning = emitWarning;
+    real.emitWarning = emitWarning;
   }
   if (loaded === undefined || typeof loaded.DatabaseSync !== 'function') {
     const why = failure instanceof Error ? ` (${failure.message})` : '';
