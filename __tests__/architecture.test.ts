@@ -27,7 +27,7 @@ describe('src/core and src/formats are pure', () => {
     for (const spec of imports) {
       expect(spec).not.toMatch(/^node:|^(fs|path|crypto|os|events|timers|worker_threads)$/);
       expect(spec).not.toMatch(/\/(runtime|store|summarize|tokens|cli|server|adapters)\//);
-      expect(['tiktoken', 'better-sqlite3', 'p-queue', 'zod']).not.toContain(spec);
+      expect(['tiktoken', 'p-queue', 'zod']).not.toContain(spec);
     }
   });
 
@@ -69,10 +69,10 @@ describe('public entries', () => {
     for (const name of ['openaiProfile', 'openaiChatLens', 'PROFILES']) expect([name, typeof core[name]]).toEqual([name, 'object']);
   });
 
-  /** Runs `code` in a fresh node whose module resolution cannot find better-sqlite3, as in a project that never installed it. */
-  const withoutSqlite = (code: string) => runWithoutPackages(['better-sqlite3'], code);
+  /** Runs `code` in a fresh node that has no `node:sqlite` (as Node 20, or Node 22 before 22.13). */
+  const withoutSqlite = (code: string) => runWithoutPackages([], code, { nodeArgs: ['--no-experimental-sqlite'] });
 
-  test("import('ctxfold') works where better-sqlite3 is not installed; nothing it reaches loads it", () => {
+  test("import('ctxfold') works on a Node without node:sqlite; nothing it reaches loads it", () => {
     const r = withoutSqlite(`const m = await import('ctxfold');
 const { messages } = m.compressContext([{ role: 'user', content: 'hi' }], { maxContextTokens: 100 });
 const c = m.createCompressor();
@@ -84,11 +84,12 @@ console.log('ok', messages.length);\n`);
     expect(r.status).toBe(0);
   });
 
-  test("import('ctxfold/sqlite') without better-sqlite3 fails with one line naming the package to install", () => {
+  test("import('ctxfold/sqlite') on a Node without node:sqlite fails with one line naming the Node version needed", () => {
     const r = withoutSqlite(`try { await import('ctxfold/sqlite'); console.log('loaded'); } catch (e) { console.log(e.name + ': ' + e.message); }\n`);
+    expect(r.stderr).toBe('');
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^StoreError: ctxfold\/sqlite: needs the package better-sqlite3, which is not installed: run `npm install better-sqlite3`$/);
+    expect(lines[0]).toBe(`StoreError: ctxfold/sqlite: needs the built-in module node:sqlite, which this Node (${process.version}) does not provide: use Node 22.13 or newer (22 and 24 are supported)`);
   });
 
   test('the shipped files hold no test or benchmark data', () => {

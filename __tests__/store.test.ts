@@ -1,14 +1,16 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MemoryStore } from '../src/store/memory-store.js';
+import { DatabaseSync, type Database } from '../src/store/node-sqlite.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite-store.js';
 import type { ChatState, StateStore } from '../src/store/state.js';
 import { stateOf, stateStoreContract } from './helpers/store-contract.js';
 
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 let dir: string;
 const opened: StateStore[] = [];
 beforeEach(() => {
@@ -23,6 +25,9 @@ function track<S extends StateStore>(store: S): S {
   opened.push(store);
   return store;
 }
+
+/** The value of a one-column PRAGMA (`user_version`, `journal_mode`) on a raw connection. */
+const pragma = (db: Database, name: string): unknown => Object.values(db.prepare(`PRAGMA ${name}`).get() ?? {})[0];
 
 
 const stores: [string, () => StateStore][] = [
@@ -106,11 +111,11 @@ describe('SqliteStore on a real file', () => {
     await store.close();
     expect(existsSync(nested)).toBe(true);
 
-    const raw = new Database(nested, { readonly: true });
+    const raw = new DatabaseSync(nested, { readOnly: true });
     try {
-      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(raw.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-      const columns = raw.pragma('table_info(chat_state)') as { name: string; type: string; notnull: number; pk: number }[];
+      expect(pragma(raw, 'journal_mode')).toBe('wal');
+      expect(pragma(raw, 'user_version')).toBe(SQLITE_SCHEMA_VERSION);
+      const columns = raw.prepare('PRAGMA table_info(chat_state)').all() as { name: string; type: string; notnull: number; pk: number }[];
       // STRICT table: the primary key is NOT NULL too (a plain SQLite table would allow a NULL key).
       expect(columns.map((c) => `${c.name} ${c.type}${c.notnull ? ' NOT NULL' : ''}${c.pk ? ' PK' : ''}`)).toEqual([
         'chat_id TEXT NOT NULL PK', 'version INTEGER NOT NULL', 'summary TEXT NOT NULL', 'covered_ids TEXT NOT NULL',
@@ -129,8 +134,8 @@ describe('SqliteStore on a real file', () => {
     const store = SqliteStore.open(file());
     expect(await store.commit(stateOf('a', 1), 0)).toBe(true);
     await store.close();
-    const raw = new Database(file());
-    raw.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
+    const raw = new DatabaseSync(file());
+    raw.exec(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
     raw.close();
     const bytes = readFileSync(file());
     expect(() => SqliteStore.open(file())).toThrow(new RegExp(`schema version ${SQLITE_SCHEMA_VERSION + 1} is newer than this ctxfold supports`));
@@ -138,7 +143,7 @@ describe('SqliteStore on a real file', () => {
   });
 
   test('a file written by schema 1 (with covered_hash and head_length) is migrated and its states read back', async () => {
-    const raw = new Database(file());
+    const raw = new DatabaseSync(file());
     raw.exec(`CREATE TABLE chat_state (chat_id TEXT PRIMARY KEY, version INTEGER NOT NULL, summary TEXT NOT NULL,
       covered_ids TEXT NOT NULL, covered_hash TEXT NOT NULL, head_length INTEGER NOT NULL, summarizer TEXT NOT NULL,
       model TEXT, tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL) STRICT`);
@@ -146,17 +151,75 @@ describe('SqliteStore on a real file', () => {
     raw.prepare(`INSERT INTO chat_state VALUES (?, ?, ?, ?, 'deadbeef', 1, ?, ?, ?, ?, ?, ?)`).run(
       old.chatId, old.version, old.summary, JSON.stringify(old.coveredIds), old.summarizer, old.model ?? null, old.tokensBefore, old.tokensAfter, old.createdAt, old.updatedAt,
     );
-    raw.pragma('user_version = 1');
+    raw.exec('PRAGMA user_version = 1');
     raw.close();
     const store = track(SqliteStore.open(file()));
     expect(await store.get('old')).toEqual(old);
     expect(await store.commit(stateOf('old', 4), 3)).toBe(true);
-    const check = new Database(file(), { readonly: true });
-    const columns = (check.pragma('table_info(chat_state)') as { name: string }[]).map((c) => c.name);
-    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    const check = new DatabaseSync(file(), { readOnly: true });
+    const columns = (check.prepare('PRAGMA table_info(chat_state)').all() as { name: string }[]).map((c) => c.name);
+    expect(pragma(check, 'user_version')).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
     expect(columns).not.toContain('covered_hash');
     expect(columns).not.toContain('head_length');
+  });
+
+  test('a file written in schema 3 by the better-sqlite3 versions opens as is: states, originals and their FTS5 index read back', async () => {
+    expect(SQLITE_SCHEMA_VERSION).toBe(3);
+    const raw = new DatabaseSync(file());
+    raw.exec('PRAGMA journal_mode = WAL');
+    raw.exec(readFileSync(join(fixtures, 'sqlite-schema-3.sql'), 'utf8'));
+    // The rows as that version's statements wrote them.
+    const kept = stateOf('kept', 2);
+    raw.prepare(`INSERT INTO chat_state (chat_id, version, summary, covered_ids, summarizer, model, tokens_before, tokens_after, created_at, updated_at)
+      VALUES (@chat_id, @version, @summary, @covered_ids, @summarizer, @model, @tokens_before, @tokens_after, @created_at, @updated_at)`).run({
+      chat_id: kept.chatId, version: kept.version, summary: kept.summary, covered_ids: JSON.stringify(kept.coveredIds), summarizer: kept.summarizer,
+      model: kept.model ?? null, tokens_before: kept.tokensBefore, tokens_after: kept.tokensAfter, created_at: kept.createdAt, updated_at: kept.updatedAt,
+    });
+    const originals = [
+      { id: 'm1', index: 1, role: 'user' as const, text: 'The invoice INV-2291 was sent to Zoë in Zürich', raw: '{"role":"user","content":"The invoice INV-2291 was sent to Zoë in Zürich"}' },
+      { id: 'm2', index: 2, role: 'assistant' as const, text: 'Noted: the shipment leaves on Tuesday', raw: '{"role":"assistant","content":"Noted: the shipment leaves on Tuesday"}' },
+    ];
+    const insert = raw.prepare('INSERT INTO originals (chat_id, message_id, position, role, text, raw) VALUES (?, ?, ?, ?, ?, ?)');
+    for (const r of originals) insert.run('kept', r.id, r.index, r.role, r.text, r.raw);
+    // Compared with white space collapsed: the fixture is indented differently from the source it was copied from.
+    const schemaOf = (db: Database) => db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name").all()
+      .map((r) => ({ ...r, sql: typeof r.sql === 'string' ? r.sql.replace(/\s+/g, ' ') : r.sql }));
+    const before = schemaOf(raw);
+    raw.close();
+
+    const store = track(SqliteStore.open(file()));
+    expect(await store.get('kept')).toEqual(kept);
+    expect(await store.getOriginals('kept', ['m2', 'm1'])).toEqual([originals[1], originals[0]]);
+    expect((await store.searchOriginals('kept', 'zoe zurich', 5)).map((r) => r.id)).toEqual(['m1']);
+    expect((await store.searchOriginals('kept', 'inv-2291', 5)).map((r) => r.id)).toEqual(['m1']);
+    expect(await store.commit(stateOf('kept', 3), 2)).toBe(true);
+    await store.putOriginals('kept', [{ id: 'm3', index: 3, role: 'user', text: 'Tuesday works for me', raw: '{}' }]);
+    expect((await store.searchOriginals('kept', 'tuesday', 5)).map((r) => r.id).sort()).toEqual(['m2', 'm3']);
+
+    // The same schema as a file this version creates: nothing was migrated or added.
+    const fresh = join(dir, 'fresh.db');
+    await track(SqliteStore.open(fresh)).close();
+    const [a, b] = [new DatabaseSync(file(), { readOnly: true }), new DatabaseSync(fresh, { readOnly: true })];
+    try {
+      expect(schemaOf(a)).toEqual(before);
+      expect(schemaOf(b)).toEqual(before);
+      expect([pragma(a, 'user_version'), pragma(b, 'user_version')]).toEqual([3, 3]);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  test('text with a NUL character reads back whole, in states and in originals (Node 22 cuts text at NUL unless read as bytes)', async () => {
+    const store = track(SqliteStore.open(file()));
+    const text = 'before\u0000after é 🧵';
+    expect(await store.commit(stateOf('n\u0000ul', 1, { summary: text, summarizer: `x${text}`, model: text }), 0)).toBe(true);
+    expect(await store.get('n\u0000ul')).toEqual(stateOf('n\u0000ul', 1, { summary: text, summarizer: `x${text}`, model: text }));
+    const original = { id: `id${text}`, index: 0, role: 'user' as const, text, raw: JSON.stringify({ content: text }) };
+    await store.putOriginals('c', [original]);
+    expect(await store.getOriginals('c', [original.id])).toEqual([original]);
+    expect(await store.searchOriginals('c', 'after', 1)).toEqual([original]);
   });
 
   test('two stores on the same file see each other\'s commits, and compare-and-set holds between them', async () => {
@@ -177,13 +240,13 @@ describe('SqliteStore on a real file', () => {
 
   test('a write waits busyTimeoutMs for another connection\'s lock, then fails; it succeeds once the lock is gone', async () => {
     const store = track(SqliteStore.open(file(), { busyTimeoutMs: 100 }));
-    const raw = new Database(file());
+    const raw = new DatabaseSync(file());
     try {
-      raw.prepare('BEGIN IMMEDIATE').run();
+      raw.exec('BEGIN IMMEDIATE');
       const started = performance.now();
       await expect(store.commit(stateOf('a', 1), 0)).rejects.toThrow(/commit\(chat "a", version 1\): database is locked \(SQLITE_BUSY\): another connection held the write lock longer than busyTimeoutMs \(100 ms\)/);
       expect(performance.now() - started).toBeGreaterThanOrEqual(90);
-      raw.prepare('ROLLBACK').run();
+      raw.exec('ROLLBACK');
     } finally {
       raw.close();
     }
@@ -195,7 +258,7 @@ describe('SqliteStore on a real file', () => {
     const store = track(SqliteStore.open(file()));
     expect(await store.commit(stateOf('broken', 1), 0)).toBe(true);
     expect(await store.commit(stateOf('fine', 1), 0)).toBe(true);
-    const raw = new Database(file());
+    const raw = new DatabaseSync(file());
     const corrupt = raw.prepare('UPDATE chat_state SET covered_ids = ? WHERE chat_id = ?');
     try {
       corrupt.run('["id-1", "id-2"', 'broken');

@@ -3,7 +3,7 @@
  *
  * This entry is the public API a user writes against. The building blocks for writing your own
  * planner (groups, boundary, plan, structure scan, profiles, lenses) are in `ctxfold/core`; the
- * SQLite store, which needs the optional `better-sqlite3` package, is in `ctxfold/sqlite`.
+ * SQLite store, on Node's built-in `node:sqlite`, is in `ctxfold/sqlite`.
  */
 
 /** Plans a view of a history that fits the budget and that the provider accepts (pure, synchronous). */

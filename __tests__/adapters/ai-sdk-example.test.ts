@@ -47,7 +47,7 @@ const mw = ctxfoldMiddleware({ summarizer: null });
 const params = { prompt: [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }], providerOptions: { ctxfold: { chatId: 'a' } } };
 const out = await mw.transformParams({ type: 'generate', params, model: { modelId: 'gpt-4o' } });
 await mw.compressor.close();
-console.log(blocked, contextWindowOf('gpt-4o'), out.prompt.length);\n`, 30_000);
+console.log(blocked, contextWindowOf('gpt-4o'), out.prompt.length);\n`, { timeoutMs: 30_000 });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe('true 128000 2');
     expect(r.status).toBe(0);

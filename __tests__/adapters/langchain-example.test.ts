@@ -52,7 +52,7 @@ try {
 } catch (error) {
   console.log(error.name + ': ' + error.message);
 }
-`, 60_000);
+`, { timeoutMs: 60_000 });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('blocked true imported function');

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { DatabaseSync } from '../../src/store/node-sqlite.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { hasOriginals, type OriginalRecord } from '../../src/recall/originals.js';
@@ -108,7 +108,7 @@ describe('SqliteStore originals (a real file)', () => {
     const path = dbFile();
     const store = SqliteStore.open(path);
     void store.close();
-    const raw = new BetterSqlite3(path, { readonly: true });
+    const raw = new DatabaseSync(path, { readOnly: true });
     const names = (raw.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     raw.close();
     expect(names).toEqual(expect.arrayContaining(['chat_state', 'originals', 'originals_fts', 'originals_ai', 'originals_ad', 'originals_au']));
@@ -156,11 +156,11 @@ describe('SqliteStore originals (a real file)', () => {
 
   test('a file at the previous schema version is migrated and keeps its chat states', async () => {
     const path = dbFile();
-    const raw = new BetterSqlite3(path);
+    const raw = new DatabaseSync(path);
     raw.exec(`CREATE TABLE chat_state (chat_id TEXT PRIMARY KEY, version INTEGER NOT NULL, summary TEXT NOT NULL, covered_ids TEXT NOT NULL,
       summarizer TEXT NOT NULL, model TEXT, tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL) STRICT`);
     raw.prepare("INSERT INTO chat_state VALUES ('old', 1, 'kept', '[\"1:x\"]', 'extractive', NULL, 10, 2, 't', 't')").run();
-    raw.pragma('user_version = 2');
+    raw.exec('PRAGMA user_version = 2');
     raw.close();
     const store = SqliteStore.open(path);
     expect((await store.get('old'))?.summary).toBe('kept');

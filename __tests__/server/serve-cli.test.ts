@@ -119,15 +119,15 @@ describe('ctxfold serve', () => {
     }
   });
 
-  test('ctxfold/server needs neither better-sqlite3 nor ioredis unless its store does; the default SQLite store without it fails naming the package', () => {
-    const r = runWithoutPackages(['better-sqlite3', 'ioredis'], `const { startServer } = await import('ctxfold/server');
+  test('ctxfold/server needs neither node:sqlite nor ioredis unless its store does; the default SQLite store without node:sqlite fails naming the Node version', () => {
+    const r = runWithoutPackages(['ioredis'], `const { startServer } = await import('ctxfold/server');
 const p = await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, store: 'memory', logLevel: 'silent' });
 console.log((await fetch(p.url + '/healthz')).status);
 await p.close();
 try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 'silent' }); } catch (e) { console.log(e.name + ': ' + e.message); }
-`);
+`, { nodeArgs: ['--no-experimental-sqlite'] });
     expect(r.stderr).toBe('');
-    expect(r.stdout.trim().split('\n')).toEqual(['200', 'StoreError: ctxfold/sqlite: needs the package better-sqlite3, which is not installed: run `npm install better-sqlite3`']);
+    expect(r.stdout.trim().split('\n')).toEqual(['200', `StoreError: ctxfold/sqlite: needs the built-in module node:sqlite, which this Node (${process.version}) does not provide: use Node 22.13 or newer (22 and 24 are supported)`]);
   });
 
   test('a bad config file names the field and the rule', () => {

@@ -33,9 +33,9 @@ export interface OpenedStore {
 }
 
 /**
- * Opens the store a spec names. `sqlite:PATH` loads `ctxfold/sqlite` (the optional
- * `better-sqlite3`), `redis://` loads the Redis store (the optional `ioredis`), only when asked
- * for, so a proxy on one of them never needs the other's package. A Redis that does not answer
+ * Opens the store a spec names. `sqlite:PATH` loads `ctxfold/sqlite` (Node's `node:sqlite`),
+ * `redis://` loads the Redis store (the optional `ioredis`), each only when asked for, so a proxy
+ * on one of them never loads the other. A Redis that does not answer
  * within `redisReadyMs` is not an error: the proxy serves without stored summaries until it
  * does (the client reconnects by itself), and `warning` says so.
  */

@@ -1,12 +1,12 @@
-import type BetterSqlite3 from 'better-sqlite3';
 import { queryWords, type OriginalRecord } from '../recall/originals.js';
-
-type Database = BetterSqlite3.Database;
+import type { Database, Statement } from './node-sqlite.js';
+import { decodeTexts, textColumn } from './sqlite-text.js';
+import { immediate } from './sqlite-transaction.js';
 
 /**
  * Schema step 3 of `SqliteStore`: the originals summaries replaced, keyed by (chat, message id),
  * and an FTS5 index over their text kept in step by triggers (an external-content table, so the
- * text is stored once). Needs SQLite built with FTS5, as better-sqlite3 is by default.
+ * text is stored once). Needs SQLite built with FTS5, as Node's `node:sqlite` is.
  */
 export function createOriginalsTables(db: Database): void {
   db.exec(`
@@ -60,41 +60,42 @@ export function ftsQuery(query: string): string | undefined {
  * records or none); `search` ranks by FTS5's bm25 within one chat.
  */
 export class SqliteOriginals {
-  readonly #upsert: BetterSqlite3.Statement<[{ chat_id: string; message_id: string; position: number; role: string; text: string; raw: string }]>;
-  readonly #select: BetterSqlite3.Statement<[string, string], OriginalRow>;
-  readonly #search: BetterSqlite3.Statement<[string, string, number], OriginalRow>;
-  readonly #remove: BetterSqlite3.Statement<[string]>;
-  readonly #put: (chatId: string, records: readonly OriginalRecord[]) => void;
+  readonly #db: Database;
+  readonly #upsert: Statement;
+  readonly #select: Statement;
+  readonly #search: Statement;
+  readonly #remove: Statement;
 
   constructor(db: Database) {
+    this.#db = db;
     this.#upsert = db.prepare(`
       INSERT INTO originals (chat_id, message_id, position, role, text, raw)
       VALUES (@chat_id, @message_id, @position, @role, @text, @raw)
       ON CONFLICT (chat_id, message_id) DO UPDATE
         SET position = excluded.position, role = excluded.role, text = excluded.text, raw = excluded.raw
       WHERE originals.text IS NOT excluded.text OR originals.raw IS NOT excluded.raw OR originals.position IS NOT excluded.position`);
-    this.#select = db.prepare<[string, string], OriginalRow>('SELECT message_id, position, role, text, raw FROM originals WHERE chat_id = ? AND message_id = ?');
-    this.#search = db.prepare<[string, string, number], OriginalRow>(`
-      SELECT o.message_id, o.position, o.role, o.text, o.raw
+    const texts = (table: string) => ['message_id', 'role', 'text', 'raw'].map((c) => textColumn(`${table}${c}`)).join(', ');
+    this.#select = db.prepare(`SELECT ${texts('')}, position FROM originals WHERE chat_id = ? AND message_id = ?`);
+    this.#search = db.prepare(`
+      SELECT ${texts('o.')}, o.position
         FROM originals_fts f JOIN originals o ON o.rowid = f.rowid
        WHERE originals_fts MATCH ? AND o.chat_id = ?
        ORDER BY bm25(originals_fts), o.position
        LIMIT ?`);
-    this.#remove = db.prepare<[string]>('DELETE FROM originals WHERE chat_id = ?');
-    const put = db.transaction((chatId: string, records: readonly OriginalRecord[]) => {
-      for (const r of records) this.#upsert.run({ chat_id: chatId, message_id: r.id, position: r.index, role: r.role, text: r.text, raw: r.raw });
-    });
-    this.#put = (chatId, records) => put.immediate(chatId, records);
+    this.#remove = db.prepare('DELETE FROM originals WHERE chat_id = ?');
   }
 
   put(chatId: string, records: readonly OriginalRecord[]): void {
-    if (records.length > 0) this.#put(chatId, records);
+    if (records.length === 0) return;
+    immediate(this.#db, () => {
+      for (const r of records) this.#upsert.run({ chat_id: chatId, message_id: r.id, position: r.index, role: r.role, text: r.text, raw: r.raw });
+    });
   }
 
   get(chatId: string, ids: readonly string[]): OriginalRecord[] {
     const out: OriginalRecord[] = [];
     for (const id of ids) {
-      const row = this.#select.get(chatId, id);
+      const row = decodeTexts<OriginalRow>(this.#select.get(chatId, id));
       if (row) out.push(toRecord(row));
     }
     return out;
@@ -103,7 +104,7 @@ export class SqliteOriginals {
   search(chatId: string, query: string, limit: number): OriginalRecord[] {
     const match = ftsQuery(query);
     if (match === undefined || limit < 1) return [];
-    return this.#search.all(match, chatId, limit).map(toRecord);
+    return this.#search.all(match, chatId, limit).map((row) => toRecord(decodeTexts<OriginalRow>(row)!));
   }
 
   delete(chatId: string): void {

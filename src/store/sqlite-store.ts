@@ -1,28 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { InputError, StoreError } from '../errors.js';
 import type { OriginalRecord, OriginalsStore } from '../recall/originals.js';
 import { assertCommittable } from './commit-rules.js';
+import { DatabaseSync, type Database, type Statement } from './node-sqlite.js';
+import { sqliteCode } from './sqlite-code.js';
+import { decodeTexts, textColumn } from './sqlite-text.js';
 import { createOriginalsTables, SqliteOriginals } from './sqlite-originals.js';
+import { immediate } from './sqlite-transaction.js';
 import type { ChatState, StateStore } from './state.js';
-
-type Database = BetterSqlite3.Database;
-
-/**
- * better-sqlite3 is an optional peer dependency: only this module loads it, so `import 'ctxfold'`
- * works without it, and importing `ctxfold/sqlite` without it fails with one line saying what to install.
- */
-const Sqlite: typeof BetterSqlite3 = await import('better-sqlite3').then(
-  (m) => m.default,
-  (error: unknown) => {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new StoreError('ctxfold/sqlite', 'needs the package better-sqlite3, which is not installed: run `npm install better-sqlite3`', { cause: error });
-    }
-    throw new StoreError('ctxfold/sqlite', `could not load better-sqlite3 (${(error as Error).message}); if Node was upgraded, run \`npm rebuild better-sqlite3\``, { cause: error });
-  },
-);
 
 /** Options of `SqliteStore.open`. */
 export interface SqliteStoreOptions {
@@ -30,8 +16,8 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
 }
 
-/** A `chat_state` row as SQLite returns it. */
-interface ChatStateRow {
+/** A `chat_state` row as SQLite returns it (a type, not an interface, so it binds as named parameters). */
+type ChatStateRow = {
   chat_id: string;
   version: number;
   summary: string;
@@ -42,7 +28,7 @@ interface ChatStateRow {
   tokens_after: number;
   created_at: string;
   updated_at: string;
-}
+};
 
 /**
  * Schema steps: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new steps,
@@ -82,8 +68,8 @@ export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 export class SqliteStore implements StateStore, OriginalsStore {
   readonly path: string;
   readonly #db: Database;
-  readonly #select: BetterSqlite3.Statement<[string], ChatStateRow>;
-  readonly #remove: BetterSqlite3.Statement<[string]>;
+  readonly #select: Statement;
+  readonly #remove: Statement;
   readonly #commit: (row: ChatStateRow, expectedVersion: number) => boolean;
   readonly #originals: SqliteOriginals;
   readonly #busyTimeoutMs: number;
@@ -93,15 +79,16 @@ export class SqliteStore implements StateStore, OriginalsStore {
     this.#db = db;
     this.path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
-    this.#select = db.prepare<[string], ChatStateRow>('SELECT * FROM chat_state WHERE chat_id = ?');
-    this.#remove = db.prepare<[string]>('DELETE FROM chat_state WHERE chat_id = ?');
-    const insert = db.prepare<[ChatStateRow]>(`
+    const texts = ['chat_id', 'summary', 'covered_ids', 'summarizer', 'model', 'created_at', 'updated_at'].map((c) => textColumn(c)).join(', ');
+    this.#select = db.prepare(`SELECT ${texts}, version, tokens_before, tokens_after FROM chat_state WHERE chat_id = ?`);
+    this.#remove = db.prepare('DELETE FROM chat_state WHERE chat_id = ?');
+    const insert = db.prepare(`
       INSERT INTO chat_state (chat_id, version, summary, covered_ids, summarizer, model,
                               tokens_before, tokens_after, created_at, updated_at)
       VALUES (@chat_id, @version, @summary, @covered_ids, @summarizer, @model,
               @tokens_before, @tokens_after, @created_at, @updated_at)
       ON CONFLICT (chat_id) DO NOTHING`);
-    const update = db.prepare<[ChatStateRow & { expected: number }]>(`
+    const update = db.prepare(`
       UPDATE chat_state
          SET version = @version, summary = @summary, covered_ids = @covered_ids,
              summarizer = @summarizer, model = @model, tokens_before = @tokens_before,
@@ -109,9 +96,8 @@ export class SqliteStore implements StateStore, OriginalsStore {
        WHERE chat_id = @chat_id AND version = @expected`);
     // Insert only when no row exists; otherwise update only the row still at the expected version.
     // Either way exactly one row changes when the compare-and-set wins, none when it loses.
-    const commit = db.transaction((row: ChatStateRow, expected: number): boolean =>
-      (expected === 0 ? insert.run(row) : update.run({ ...row, expected })).changes === 1);
-    this.#commit = (row, expected) => commit.immediate(row, expected);
+    this.#commit = (row, expected) => immediate(db, () =>
+      Number((expected === 0 ? insert.run(row) : update.run({ ...row, expected })).changes) === 1);
     this.#originals = new SqliteOriginals(db);
   }
 
@@ -130,19 +116,19 @@ export class SqliteStore implements StateStore, OriginalsStore {
     let db: Database;
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      db = new Sqlite(path);
+      db = new DatabaseSync(path);
     } catch (error) {
       throw new StoreError(`SqliteStore(${path})`, `cannot open the database: ${(error as Error).message}`, { cause: error });
     }
     try {
-      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-      db.pragma('journal_mode = WAL');
+      db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+      db.exec('PRAGMA journal_mode = WAL');
       // NORMAL, not FULL: in WAL mode a commit is written to the log before it returns, so it
       // survives a crash of the process and the file never corrupts; only an OS crash or power cut
       // can roll back the last commits (the WAL is synced at checkpoints), leaving an older but
       // consistent state. For a summary cache that costs one recomputed summary, while FULL would
       // add an fsync to every commit.
-      db.pragma('synchronous = NORMAL');
+      db.exec('PRAGMA synchronous = NORMAL');
       migrate(db, path);
       return new SqliteStore(db, path, busyTimeoutMs);
     } catch (error) {
@@ -154,7 +140,7 @@ export class SqliteStore implements StateStore, OriginalsStore {
 
   async get(chatId: string): Promise<ChatState | undefined> {
     this.#assertOpen();
-    const row = this.#sqlite(`get(chat ${JSON.stringify(chatId)})`, () => this.#select.get(chatId));
+    const row = this.#sqlite(`get(chat ${JSON.stringify(chatId)})`, () => decodeTexts<ChatStateRow>(this.#select.get(chatId)));
     return row === undefined ? undefined : this.#toState(row);
   }
 
@@ -204,8 +190,8 @@ export class SqliteStore implements StateStore, OriginalsStore {
     try {
       return work();
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (typeof code !== 'string' || !code.startsWith('SQLITE_')) throw error;
+      const code = sqliteCode(error);
+      if (code === undefined) throw error;
       const hint = code.startsWith('SQLITE_BUSY')
         ? `: another connection held the write lock longer than busyTimeoutMs (${this.#busyTimeoutMs} ms); raise it, or shorten that connection's transactions`
         : '';
@@ -237,17 +223,16 @@ export class SqliteStore implements StateStore, OriginalsStore {
 
 /** Runs the missing schema steps in one IMMEDIATE transaction, so two processes opening a new file at once migrate it once. */
 function migrate(db: Database, path: string): void {
-  const readVersion = () => db.pragma('user_version', { simple: true }) as number;
+  const readVersion = () => Number((db.prepare('PRAGMA user_version').get() as { user_version: number | bigint }).user_version);
   if (readVersion() === SQLITE_SCHEMA_VERSION) return;
-  const upgrade = db.transaction(() => {
+  immediate(db, () => {
     const from = readVersion();
     if (from > SQLITE_SCHEMA_VERSION) {
       throw new StoreError(`SqliteStore(${path})`, `schema version ${from} is newer than this ctxfold supports (${SQLITE_SCHEMA_VERSION}); upgrade ctxfold or use another file`);
     }
     for (let version = from; version < SQLITE_SCHEMA_VERSION; version++) MIGRATIONS[version]!(db);
-    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+    db.exec(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION}`);
   });
-  upgrade.immediate();
 }
 
 function toRow(state: ChatState): ChatStateRow {

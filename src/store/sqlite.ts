@@ -1,6 +1,6 @@
 /**
  * `ctxfold/sqlite`: chat states in one SQLite file, shared by processes on one machine. The only
- * entry that loads the native `better-sqlite3` addon (an optional peer dependency): importing it
- * without that package fails with one line naming the package to install.
+ * entry that loads Node's built-in `node:sqlite` (no native addon to build): importing it on a Node
+ * without that module fails with one line naming the Node version needed.
  */
 export { SqliteStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from './sqlite-store.js';
