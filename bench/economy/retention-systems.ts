@@ -40,6 +40,7 @@ const summarizer = createExtractiveSummarizer();
 /** ctxfold with the extractive summary of what it drops. */
 export const CTXFOLD: RetentionSystem = {
   name: 'ctxfold',
+  announcesRecall: false,
   run: async (messages, budget) => (await compressWithSummary(messages, { ...planning(budget), summarizer })).messages as OpenAIChatMessage[],
 };
 
@@ -51,6 +52,8 @@ export const CTXFOLD: RetentionSystem = {
  */
 export const CTXFOLD_RECALL: RetentionSystem = {
   name: 'ctxfold + recall',
+  // A one-shot view has no store to answer a recall call: it does not announce one.
+  announcesRecall: false,
   run: async (messages, budget) => {
     const result = await compressWithSummary(messages, { ...planning(budget), summarizer });
     // What the summary covers (`coveredIds`, from the head on) is what a compressor with recall
@@ -72,6 +75,7 @@ export const CTXFOLD_RECALL: RetentionSystem = {
  */
 export const CTXFOLD_BACKGROUND: RetentionSystem = {
   name: 'ctxfold, background (createCompressor)',
+  announcesRecall: false,
   run: async (messages, budget) => {
     const { counter: _own, maxContextTokens: _budget, ...options } = planning(budget);
     const system = compressorSystem('ctxfold, background (createCompressor)', options);
@@ -111,7 +115,10 @@ export const CTXFOLD_RECALL_BACKGROUND: RetentionSystem = {
       // (the store keeps them) or that it cleared; read from the view's own summary count.
       const summary = view.find((m) => typeof m.content === 'string' && m.content.startsWith('[Summary of'));
       const covered = summary ? Number(/^\[Summary of (\d+)/.exec(String(summary.content))?.[1] ?? 0) : 0;
-      const recallable = messages.slice(1, 1 + covered).filter((m) => !sent.has(m));
+      // And the tool results the view cleared: the store keeps each as it clears it, and the
+      // placeholder names its recall id. Matched to the original by the call id it answers.
+      const cleared = new Set(view.filter((m) => m.role === 'tool' && typeof m.content === 'string' && m.content.startsWith('[tool result cleared')).map((m) => (m as { tool_call_id?: string }).tool_call_id));
+      const recallable = messages.filter((m, i) => !sent.has(m) && ((i >= 1 && i < 1 + covered) || (m.role === 'tool' && cleared.has((m as { tool_call_id?: string }).tool_call_id))));
       return { view, recallable };
     } finally {
       await system.close();
@@ -122,6 +129,7 @@ export const CTXFOLD_RECALL_BACKGROUND: RetentionSystem = {
 /** The same planning without any summary: what ctxfold keeps by cutting alone. */
 export const CTXFOLD_NO_SUMMARY: RetentionSystem = {
   name: 'ctxfold, no summary',
+  announcesRecall: false,
   run: (messages, budget) => compressContext(messages, planning(budget)).messages as OpenAIChatMessage[],
 };
 

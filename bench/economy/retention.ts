@@ -30,6 +30,11 @@ export type RetentionOutput = OpenAIChatMessage[] | { readonly view: OpenAIChatM
 /** A system whose views are measured: `run` returns the view it would send for `messages` at `budget` tokens. */
 export interface RetentionSystem {
   readonly name: string;
+  /**
+   * False for a system that cannot announce recall (a one-shot view with no store to answer a
+   * recall call): its "recall announced" is reported as not applicable, not as 0%.
+   */
+  readonly announcesRecall?: boolean;
   run(messages: OpenAIChatMessage[], budget: number): RetentionOutput | Promise<RetentionOutput>;
 }
 
@@ -281,7 +286,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
           const text = JSON.stringify(view);
           sample = {
             folded: text.includes('[Summary of') || text.includes('[tool result cleared'),
-            announced: text.includes('ctxfold_recall'),
+            announced: system.announcesRecall === false ? undefined : text.includes('ctxfold_recall'),
             kept: inView.share,
             missed,
             reachable: recallable.length > 0 ? retentionOfFacts(facts, [...view, ...recallable]).share : inView.share,
@@ -327,7 +332,7 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
         feasible: n === 0 ? Number.NaN : (feasible.get(share) ?? 0) / n,
         ceiling: mean(ceilings.get(share) ?? []),
         ceilingWorstTenth: percentile(ceilings.get(share) ?? [], 0.1),
-        recallAnnounced: ((folded) => (folded.length === 0 ? Number.NaN : folded.filter((s) => s.announced).length / folded.length))(list.filter((s) => s.folded)),
+        recallAnnounced: ((folded) => (folded.length === 0 ? Number.NaN : folded.filter((s) => s.announced).length / folded.length))(list.filter((s) => s.folded && s.announced !== undefined)),
         errors: list.filter((s) => s.error).length,
         missedByKind: sumKinds(list),
       });

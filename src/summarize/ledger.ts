@@ -734,12 +734,16 @@ function itemValue(value: string): string {
   return /\s/.test(value) || value.startsWith('"') || value.endsWith(':') ? JSON.stringify(value) : value;
 }
 
-/** True when an item writes the fact as its value alone: only its shape names it, and the value holds no `=`. */
+/**
+ * True when an item writes the fact as its value alone: only its shape names it, or only words of
+ * a sentence before it (a key comes from data: a field, a column, a `key: value` label), and the
+ * value holds no `=`.
+ */
 function isBare(fact: LedgerFact): boolean {
-  return SHAPE_KEY.test(ledgerKey(fact.key)) && !itemValue(fact.value).includes('=');
+  return (SHAPE_KEY.test(ledgerKey(fact.key)) || fact.keyStrength < 2) && !itemValue(fact.value).includes('=');
 }
 
-/** One fact as an item of its group's line: `key=value`, or the value alone when only its shape names it (and it holds no `=`). */
+/** One fact as an item of its group's line: `key=value`, or the value alone when no data names it (and it holds no `=`). */
 function factItem(fact: LedgerFact): string {
   return isBare(fact) ? itemValue(fact.value) : `${ledgerKey(fact.key)}=${itemValue(fact.value)}`;
 }
