@@ -7,7 +7,8 @@ import { propertyRuns } from './helpers/property-runs.js';
  * A summary's keys come from data, never from prose: values a conversation's sentences mention
  * are written without keys made of the sentences' words, while a value under a JSON key keeps
  * that key. Judged on the summary's text alone: its fact lines of prose messages hold no `key=`
- * (the generated prose writes none), and the tool's JSON key stands before its value.
+ * (the generated prose writes none), and the tool's JSON key stands before its value. A summary
+ * whose fact lines name positions (`@n`) says what they mean.
  */
 
 const word = fc.stringMatching(/^[a-z]{4,9}$/);
@@ -34,6 +35,8 @@ describe('ledger keys come from data', () => {
           const summary = await summarizer.summarize({ messages, countTokens: (t: string) => Math.ceil(t.length / 4), signal: new AbortController().signal } as never);
           const proseFacts = summary.split('\n').filter((l) => /^- \[(?:assistant|user)\b/.test(l));
           for (const line of proseFacts) expect(line).not.toContain('=');
+          // Positions (`@n`) in fact lines are explained where the model reads them.
+          if (/^- \[[^\]]*@\d/m.test(summary)) expect(summary).toMatch(/@n = message n of this conversation/);
           expect(summary).toContain(`${field}=${stored}`);
         },
       ),

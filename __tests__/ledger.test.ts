@@ -10,7 +10,7 @@ import { createExtractiveSummarizer, ledgerOf, writeSummary } from '../src/summa
 import { factsFromContent, factsFromJson, factsFromText, isMeasured, type Fact } from '../src/summarize/facts.js';
 import {
   anchorOf, appendMissingFacts, emptyLedger, mentions, textWords, extendLedger, factCheckRoom, ledgerBuilder, ledgerStats, parseLedger, rankFacts, recordIds, renderLedger,
-  REFERENCE_CAP, REFERENCE_WEIGHT, withoutLedgerBlocks, type Ledger, type LedgerFact,
+  POSITION_LEGEND, REFERENCE_CAP, REFERENCE_WEIGHT, withoutLedgerBlocks, type Ledger, type LedgerFact,
 } from '../src/summarize/ledger.js';
 import { createLlmSummarizer } from '../src/summarize/llm.js';
 import { summarizeRolling } from '../src/summarize/rolling.js';
@@ -280,7 +280,7 @@ describe('the ledger block: rendering, reading back, shortening', () => {
     const block = renderLedger(ledger, 10_000, count);
     expect(block.split('\n')).toEqual([
       'Facts:',
-      '- (9 of 9 facts kept, 7 messages read)',
+      `- (9 of 9 facts kept, 7 messages read; ${POSITION_LEGEND})`,
       '- [lookup @4] ref=R-1002 placed=2024-05-03 total=102',
       '- [lookup @6] ref=R-1003 placed=2024-05-04 total=103',
       '- [lookup @2 ×1 @7] ref=R-1001 placed=2024-05-02 total=101',
@@ -680,7 +680,7 @@ describe('summaries written by a model', () => {
     expect(ledgerStats(checked)).toEqual({ seen: ledger.seen, kept: ledger.facts.length });
     // A summary that kept everything gets the meta line only; a copied block is replaced, not doubled.
     const full = appendMissingFacts(`All of it: ${ledger.facts.map((f) => f.value).join(', ')}`, ledger, 200, count);
-    expect(full.split('\n').slice(-2)).toEqual(['Facts:', `- (${ledger.facts.length} of ${ledger.seen} facts kept, 3 messages read)`]);
+    expect(full.split('\n').slice(-2)).toEqual(['Facts:', `- (${ledger.facts.length} of ${ledger.seen} facts kept, 3 messages read; ${POSITION_LEGEND})`]);
     expect(appendMissingFacts(checked, ledger, 200, count)).toBe(checked);
     expect(withoutLedgerBlocks(checked)).toBe('Goal: cancel ZFA04Y.');
   });

@@ -13,7 +13,7 @@ import { byRecords, fitsTable, likelyCell, readJsonString, readTable, writeTable
  * The block, as `renderLedger` writes it:
  *
  *     Facts:
- *     - (7 of 15 facts kept, 31 messages read)
+ *     - (7 of 15 facts kept, 31 messages read; @n = message n of this conversation, ...)
  *     - [get_user_details @5] email=ana.lopez1984@example.com dob=1962-03-17
  *     - [user @30] tracking_number=TRK023757X "May 27, 2024"
  *     - [get_order_details @9 ×4 @31] order_id=ZK4Q2W user_id=ana_lopez_4412 items.price=444
@@ -124,7 +124,7 @@ const PICK_SLICE = 256;
 /** Title of the ledger block when it stands alone (appended to a model's summary). */
 export const LEDGER_TITLE = 'Facts:';
 
-const META = /^- \((\d+) of (\d+) facts kept, (\d+) messages read\)$/;
+const META = /^- \((\d+) of (\d+) facts kept, (\d+) messages read(?:; [^()\n]*)?\)$/;
 const HEADER = /^- \[([^\s@\]]+) @(\d+)(?: ×(\d+) @(\d+))?(?: for ([^\s=\]]+=[^\s\]]+))?\](?: (.*))?$/;
 /** A record's id as a header names it (`of`): a key and a value that hold no space, `=` (the key) or `]`. */
 const RECORD_REF = /^[^\s=\]]+=[^\s\]]+$/;
@@ -799,8 +799,14 @@ function parseItems(text: string): { key: string; value: string }[] | undefined 
   return items;
 }
 
+/**
+ * What the positions in the lines below mean, written on the meta line of a block that has facts:
+ * a model reads `@n` as a message of this conversation, not as something it has to guess at.
+ */
+export const POSITION_LEGEND = '@n = message n of this conversation, ×k @m = named k more times, last in message m';
+
 function metaLine(kept: number, seen: number, messages: number): string {
-  return `- (${kept} of ${seen} facts kept, ${messages} messages read)`;
+  return kept > 0 ? `- (${kept} of ${seen} facts kept, ${messages} messages read; ${POSITION_LEGEND})` : `- (${kept} of ${seen} facts kept, ${messages} messages read)`;
 }
 
 /**
