@@ -731,9 +731,15 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   const threshold = options.compressionThresholdTokens;
   // Uncounted messages mean the counted ones alone passed the budget and the threshold.
   // What the kept tail yielded to the limit may be summarized too: it is no longer sent whole.
-  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < coverLimit) {
-    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, coverLimit, untrimmed, summaryTokens ?? 0, options);
-    const belowStep = countedFrom <= coveredEnd && !foldsAStep(grouping, tokens, coveredEnd, coverLimit, untrimmed, summaryTokens ?? 0, options);
+  // A summary shortened to make room for the kept tail may take that tail in (unless
+  // `keepLastYields` is false), up to the group holding the last user text: its facts cost less
+  // room in the summary than word for word, and the next view yields the tail to it.
+  const foldLimit = summaryShortened && options.keepLastYields !== false && heldStart < 0
+    ? Math.max(coverLimit, Math.min(lastUserGroupStart(grouping), n))
+    : coverLimit;
+  if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < foldLimit) {
+    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, foldLimit, untrimmed, summaryTokens ?? 0, options);
+    const belowStep = countedFrom <= coveredEnd && !foldsAStep(grouping, tokens, coveredEnd, foldLimit, untrimmed, summaryTokens ?? 0, options);
     summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole)), tailSavings) };
     if (belowStep) summarize = { ...summarize, belowStep };
   }

@@ -31,7 +31,8 @@ const RENDER_OVERHEAD_TOKENS = 16;
  * `roomTokens`, the room the budget leaves (`maxContextTokens` minus the rest of the view). Where
  * that rest alone stands at the mark or above (a system prompt most of the budget), no fold reaches
  * the mark: the summary takes what the budget leaves less a fold share, so the next turns still
- * append before the view reaches the budget.
+ * append before the view reaches the budget. A rolling summary keeps at least the room it had (up
+ * to the mark's rule), even where this view leaves none.
  */
 export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: number | undefined, lowWaterMark: number, maxContextTokens?: number, inForce = 0): number | undefined {
   if (trigger === undefined) return roomTokens;
@@ -44,8 +45,11 @@ export function backgroundSummaryRoom(roomTokens: number | undefined, trigger: n
   // Where the rest of the view alone stands at the mark or above, no fold brings the view down to
   // it, and a share of a mark it cannot reach starves the summary: it takes what the budget
   // leaves, less a share for the next turns to append before the view reaches the budget.
-  if (rest >= mark) return Math.min(roomTokens, Math.max(left, roomTokens - share));
-  return Math.min(roomTokens, left);
+  const room = rest >= mark ? Math.min(roomTokens, Math.max(left, roomTokens - share)) : Math.min(roomTokens, left);
+  // A rolling summary is never cut below the room it had (up to `left`) because this one view has
+  // none: the next summaries build on it, so its ledger would be lost for good. A view too small
+  // for it shortens it when it is sent.
+  return Math.max(room, Math.min(inForce, left));
 }
 
 /** Emitted when a job starts folding messages into a chat's summary. */
