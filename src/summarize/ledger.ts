@@ -13,7 +13,7 @@ import { byRecords, fitsTable, likelyCell, readJsonString, readTable, writeTable
  * The block, as `renderLedger` writes it:
  *
  *     Facts:
- *     - (7 of 15 facts kept, 31 messages read; @n = message n of this conversation, ...)
+ *     - (7 of 15 facts kept, 31 messages read; @n = message n, ×k = k later mentions)
  *     - [get_user_details @5] email=ana.lopez1984@example.com dob=1962-03-17
  *     - [user @30] tracking_number=TRK023757X "May 27, 2024"
  *     - [get_order_details @9 ×4 @31] order_id=ZK4Q2W user_id=ana_lopez_4412 items.price=444
@@ -803,7 +803,7 @@ function parseItems(text: string): { key: string; value: string }[] | undefined 
  * What the positions in the lines below mean, written on the meta line of a block that has facts:
  * a model reads `@n` as a message of this conversation, not as something it has to guess at.
  */
-export const POSITION_LEGEND = '@n = message n of this conversation, ×k @m = named k more times, last in message m';
+export const POSITION_LEGEND = '@n = message n, ×k = k later mentions';
 
 function metaLine(kept: number, seen: number, messages: number): string {
   return kept > 0 ? `- (${kept} of ${seen} facts kept, ${messages} messages read; ${POSITION_LEGEND})` : `- (${kept} of ${seen} facts kept, ${messages} messages read)`;
