@@ -8,7 +8,7 @@ import { watchedStream } from './observe-stream.js';
 import { CHAT_RECALL } from '../../recall/chat-dialect.js';
 import { roundRequest, shownReply, type RecallDialect, type RecallView } from '../../recall/dialect.js';
 import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
-import { answerRecallRounds } from '../../recall/rounds.js';
+import { answerRecallRounds } from '../../runtime/recall-rounds.js';
 import { usageOf, withEarlierUsage } from '../../recall/usage-sum.js';
 import { recallStream } from './recall-stream.js';
 
