@@ -159,6 +159,11 @@ describe('src/ folders import one another without cycles', () => {
     expect(found.filter((c) => !(c.cycle in ALLOWED))).toEqual([]);
   });
 
+  test('the proxy and the adapters are peers on the runtime: neither imports the other', () => {
+    expect([...graph.get('server')!].filter(([to]) => to === 'adapters')).toEqual([]);
+    expect([...graph.get('adapters')!].filter(([to]) => to === 'server')).toEqual([]);
+  });
+
   test('every allowed cycle still exists (a broken one leaves the list)', () => {
     const now = new Set(cycles(graph).map((scc) => scc.join(' <-> ')));
     expect(Object.keys(ALLOWED).filter((c) => !now.has(c))).toEqual([]);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Fields } from '../adapters/openai/endpoints.js';
+import type { Fields } from '../runtime/endpoints.js';
 import { roundRequest, type RecallDialect } from '../recall/dialect.js';
 import { recallDialect } from '../recall/dialects.js';
 import { answerRecallRounds, type RecallRounds } from '../runtime/recall-rounds.js';

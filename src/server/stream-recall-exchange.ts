@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { isFields, type Fields } from '../adapters/openai/endpoints.js';
+import { isFields, type Fields } from '../runtime/endpoints.js';
 import { answerRecallRounds } from '../runtime/recall-rounds.js';
 import { CLIENT_CLOSED, type ForwardCall } from './forward.js';
 import { sendError } from './json-errors.js';
