@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { CONTEXT_WINDOWS, contextWindowOf, normalizeModelId } from '../../src/adapters/shared/context-windows.js';
+import { CONTEXT_WINDOWS, contextWindowOf, normalizeModelId } from '../../src/runtime/context-windows.js';
 
 describe('contextWindowOf: the published window of a known model, undefined otherwise', () => {
   test.each([

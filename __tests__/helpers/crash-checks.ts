@@ -1,6 +1,6 @@
 import { openaiChatLens } from '../../src/formats/openai-chat/lens.js';
 import { Fingerprints } from '../../src/runtime/fingerprints.js';
-import type { OriginalsStore } from '../../src/recall/originals.js';
+import type { OriginalsStore } from '../../src/store/originals.js';
 import type { ChatState, StateStore } from '../../src/store/state.js';
 import { chatHistory, coveredHash } from './crash-chat.mjs';
 import type { Ack } from './crash-rounds.js';

@@ -1,4 +1,4 @@
-import type { OriginalsStore } from '../../src/recall/originals.js';
+import type { OriginalsStore } from '../../src/store/originals.js';
 import type { StateStore } from '../../src/store/state.js';
 import { mulberry32 } from '../../bench/fixtures/conversation.js';
 import { checkChat, type ChatRecord } from './crash-checks.js';

@@ -1,5 +1,5 @@
 import { expect, test } from '@jest/globals';
-import type { OriginalRecord, OriginalsStore } from '../../src/recall/originals.js';
+import type { OriginalRecord, OriginalsStore } from '../../src/store/originals.js';
 
 /** A record whose text is `text`; its JSON is the message it stands for. */
 export const originalRecord = (id: string, index: number, text: string, role: OriginalRecord['role'] = 'user'): OriginalRecord => ({

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { createCompressor } from '../../src/runtime/compressor.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ChatState } from '../../src/store/state.js';
-import type { OriginalRecord } from '../../src/recall/originals.js';
+import type { OriginalRecord } from '../../src/store/originals.js';
 import { summarizerFromFunction } from '../../src/summarize/from-function.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
 import { chatHistory, roughTokens } from '../helpers/crash-chat.mjs';

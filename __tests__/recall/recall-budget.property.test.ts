@@ -4,7 +4,7 @@ import { createCompressor, summarizerFromFunction } from '../../src/index.js';
 import type { OpenAIChatMessage } from '../../src/formats/openai-chat/types.js';
 import { openaiChatLens } from '../../src/formats/openai-chat/lens.js';
 import { CHAT_RECALL } from '../../src/recall/chat-dialect.js';
-import { answerRecallRounds } from '../../src/recall/rounds.js';
+import { answerRecallRounds } from '../../src/runtime/recall-rounds.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
 import { validHistory } from '../helpers/arbitraries.js';

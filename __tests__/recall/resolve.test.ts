@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { resolveRecall, type RecallSource } from '../../src/recall/resolve.js';
-import type { OriginalRecord } from '../../src/recall/originals.js';
+import type { OriginalRecord } from '../../src/store/originals.js';
 import { fitText } from '../../src/recall/fit-text.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
 import type { ChatState } from '../../src/store/state.js';

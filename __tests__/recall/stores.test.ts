@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from '../../src/store/node-sqlite.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { hasOriginals, type OriginalRecord } from '../../src/recall/originals.js';
+import { hasOriginals, type OriginalRecord } from '../../src/store/originals.js';
 import { InputError } from '../../src/errors.js';
 import { substringSearchContract } from '../helpers/originals-contract.js';
 

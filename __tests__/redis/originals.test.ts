@@ -2,7 +2,7 @@ import { expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { generateConversation } from '../../bench/fixtures/conversation.js';
 import { StoreError } from '../../src/errors.js';
-import { hasOriginals, type OriginalRecord } from '../../src/recall/originals.js';
+import { hasOriginals, type OriginalRecord } from '../../src/store/originals.js';
 import { createCompressor } from '../../src/runtime/compressor.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';

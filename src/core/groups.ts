@@ -1,4 +1,4 @@
-import type { MessageLens, Reading } from '../formats/lens.js';
+import type { MessageLens, Reading } from './lens.js';
 import { scanStructure, type PlacedResult } from './structure.js';
 
 /**

@@ -13,7 +13,7 @@ export { transcriptOf, withCallNames } from './transcript.js';
 export { canonicalJson, messageId, type TextHash } from './ids.js';
 export { checkProfile, type Profile } from './validate/validate.js';
 export { callIdsUnique, callsAnswered, resultsHaveCall, resultsUnique, type Rule, type RuleId, type RuleInput, type Violation } from './validate/rules.js';
-export { memoizedLens, type CallRef, type FormatName, type InPlaceCall, type MessageKind, type MessageLens, type Reading, type RequestShape, type ResultRef, type TranscriptEntry } from '../formats/lens.js';
+export { memoizedLens, type CallRef, type FormatName, type InPlaceCall, type MessageKind, type MessageLens, type Reading, type RequestShape, type ResultRef, type TranscriptEntry } from './lens.js';
 export { openaiChatLens } from '../formats/openai-chat/lens.js';
 export { openaiProfile } from '../formats/openai-chat/profile.js';
 export { PROFILES, profileFor, type ProfileName } from '../formats/profiles.js';

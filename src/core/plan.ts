@@ -1,4 +1,4 @@
-import type { MessageLens } from '../formats/lens.js';
+import type { MessageLens } from './lens.js';
 import { headEnd, lastUserGroupStart, tailStart } from './boundary.js';
 import type { Grouping } from './groups.js';
 import { DROP, droppedRanges, type DroppedRange } from './report.js';

@@ -1,5 +1,5 @@
 import { InputError } from '../errors.js';
-import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
+import type { CallRef, MessageLens, ResultRef } from './lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { buildGroups } from './groups.js';
 import { scanStructure, type CallTurn, type PlacedResult } from './structure.js';

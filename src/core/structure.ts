@@ -1,4 +1,4 @@
-import type { CallRef, MessageLens, ResultRef } from '../formats/lens.js';
+import type { CallRef, MessageLens, ResultRef } from './lens.js';
 
 /**
  * The one place calls and results are paired. Grouping, the validator's rules, repair, the

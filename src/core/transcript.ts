@@ -1,4 +1,4 @@
-import type { MessageLens, TranscriptEntry } from '../formats/lens.js';
+import type { MessageLens, TranscriptEntry } from './lens.js';
 import { callOf, scanStructure, type CallStructure } from './structure.js';
 
 /**

@@ -7,4 +7,4 @@ export { resolveRecall, type RecallAnswer, type RecallSource, type ResolveRecall
 /** The `ctxfold_recall` tool's definition for OpenAI Chat, OpenAI Responses or Anthropic, to add to a request's tools. */
 export { recallToolDefinition, type RecallToolFormat } from './tool-definition.js';
 /** Whether a store keeps the originals a summary replaced (the capability recall needs). */
-export { hasOriginals, type OriginalRecord, type OriginalsStore } from './originals.js';
+export { hasOriginals, type OriginalRecord, type OriginalsStore } from '../store/originals.js';

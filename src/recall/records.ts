@@ -1,7 +1,17 @@
 import type { TranscriptEntry } from '../formats/lens.js';
 import { callText } from '../summarize/call-text.js';
-import type { CoveredMessage } from '../runtime/summary-job.js';
-import type { OriginalRecord } from './originals.js';
+import type { OriginalRecord } from '../store/originals.js';
+
+/** A message a committed summary newly covers, as the job read it (for keeping its original). */
+export interface CoveredMessage {
+  /** Its id, as listed in the committed state's `coveredIds`. */
+  readonly id: string;
+  /** Its position in the history the job summarized. */
+  readonly index: number;
+  /** What the format's lens reads of it (call names filled in on results). */
+  readonly entry: TranscriptEntry;
+  readonly message: unknown;
+}
 
 /**
  * A message as recall shows it: the role and text, then each call with its name, arguments and

@@ -3,7 +3,7 @@ import type { ChatState } from '../store/state.js';
 import type { TextCounter } from '../tokens/counter.js';
 import { parseRecallArgs } from './args.js';
 import { fitText } from './fit-text.js';
-import type { OriginalRecord, OriginalsStore } from './originals.js';
+import type { OriginalRecord, OriginalsStore } from '../store/originals.js';
 import { RECALL_TOOL_NAME } from './tool-definition.js';
 
 /** Options of `resolveRecall`. */

@@ -2,7 +2,7 @@ import { InputError } from '../errors.js';
 import { describe } from '../formats/describe.js';
 import type { FormatName } from '../formats/lens.js';
 import type { RecallDialect } from './dialect.js';
-import { recallDialect, type RecallDialectName } from './rounds.js';
+import { recallDialect, type RecallDialectName } from './dialects.js';
 
 /**
  * How `wrap` reads its handler's response for `ctxfold_recall` calls: a format name, when the

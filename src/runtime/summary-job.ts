@@ -4,6 +4,7 @@ import { foldShare, foldTrigger } from '../core/plan.js';
 import { scanStructure } from '../core/structure.js';
 import { withCallNames } from '../core/transcript.js';
 import type { TranscriptEntry } from '../formats/lens.js';
+import type { CoveredMessage } from '../recall/records.js';
 import type { ChatState, StateStore } from '../store/state.js';
 import { summarizeRolling } from '../summarize/rolling.js';
 import type { Summarizer } from '../summarize/summarizer.js';
@@ -92,16 +93,7 @@ export interface SummaryStaleEvent {
   readonly expectedVersion: number;
 }
 
-/** A message a committed summary newly covers, as the job read it (for keeping its original). */
-export interface CoveredMessage {
-  /** Its id, as listed in the committed state's `coveredIds`. */
-  readonly id: string;
-  /** Its position in the history the job summarized. */
-  readonly index: number;
-  /** What the format's lens reads of it (call names filled in on results). */
-  readonly entry: TranscriptEntry;
-  readonly message: unknown;
-}
+export type { CoveredMessage } from '../recall/records.js';
 
 /** What a summary job needs. */
 export interface SummaryJobContext {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isFields, type Fields } from '../adapters/openai/endpoints.js';
+import { isFields, type Fields } from '../runtime/endpoints.js';
 import { canonicalJson } from '../core/ids.js';
 import { defaultChatId } from '../runtime/chat-id.js';
 import { fingerprintText } from '../runtime/fingerprints.js';

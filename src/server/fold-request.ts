@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { isFields, type Fields } from '../adapters/openai/endpoints.js';
+import { isFields, type Fields } from '../runtime/endpoints.js';
 import { InputError } from '../errors.js';
 import type { CompressResult } from '../runtime/compress.js';
 import { fingerprintText } from '../runtime/fingerprints.js';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { contextWindowOf, normalizeModelId } from '../adapters/shared/context-windows.js';
+import { contextWindowOf, normalizeModelId } from '../runtime/context-windows.js';
 import { InputError } from '../errors.js';
 
 /** The limits of one model, from the config file. */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { InputError } from '../errors.js';
-import { hasOriginals } from '../recall/originals.js';
+import { hasOriginals } from '../store/originals.js';
 import type { RecallOptions } from '../recall/options.js';
 import type { ToolOutputTrim } from '../runtime/options.js';
 import type { StateStore } from '../store/state.js';

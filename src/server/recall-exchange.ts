@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Fields } from '../adapters/openai/endpoints.js';
+import type { Fields } from '../runtime/endpoints.js';
 import { roundRequest, type RecallDialect } from '../recall/dialect.js';
-import { answerRecallRounds, recallDialect, type RecallRounds } from '../recall/rounds.js';
+import { recallDialect } from '../recall/dialects.js';
+import { answerRecallRounds, type RecallRounds } from '../runtime/recall-rounds.js';
 import type { CompressResult } from '../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../runtime/compressor.js';
 import { CLIENT_CLOSED, type ForwardCall, type ForwardResult } from './forward.js';

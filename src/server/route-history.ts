@@ -1,4 +1,4 @@
-import type { Fields } from '../adapters/openai/endpoints.js';
+import type { Fields } from '../runtime/endpoints.js';
 import { InputError } from '../errors.js';
 import { describe } from '../formats/describe.js';
 import type { FormatName } from '../formats/lens.js';

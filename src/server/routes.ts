@@ -1,4 +1,4 @@
-import { CHAT_COMPLETIONS, isFields, RESPONSES, type Endpoint, type Fields, type StreamSignal } from '../adapters/openai/endpoints.js';
+import { CHAT_COMPLETIONS, isFields, RESPONSES, type Endpoint, type Fields, type StreamSignal } from '../runtime/endpoints.js';
 import type { ErrorShape } from './json-errors.js';
 
 /**

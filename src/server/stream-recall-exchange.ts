@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { isFields, type Fields } from '../adapters/openai/endpoints.js';
-import { answerRecallRounds } from '../recall/rounds.js';
+import { isFields, type Fields } from '../runtime/endpoints.js';
+import { answerRecallRounds } from '../runtime/recall-rounds.js';
 import { CLIENT_CLOSED, type ForwardCall } from './forward.js';
 import { sendError } from './json-errors.js';
 import { callRound, exchangeRounds, upstreamTimes, type RecallExchange, type RecallExchangeResult } from './recall-exchange.js';

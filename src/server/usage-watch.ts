@@ -1,4 +1,4 @@
-import { isFields } from '../adapters/openai/endpoints.js';
+import { isFields } from '../runtime/endpoints.js';
 import { streamSignalOf, type FoldRoute } from './routes.js';
 import { SseReader } from './sse-reader.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { isFields, type Fields } from '../adapters/openai/endpoints.js';
+import { isFields, type Fields } from '../runtime/endpoints.js';
 import { shownReply, type RecallDialect } from '../recall/dialect.js';
 import type { FoldRoute } from './routes.js';
 import { relayedHeaders, type UpstreamResponse } from './upstream.js';

@@ -1,7 +1,7 @@
 import { InputError, StoreError } from '../errors.js';
 import { describe } from '../formats/describe.js';
-import { MemoryOriginals, type OriginalsBounds } from '../recall/memory-originals.js';
-import type { OriginalRecord, OriginalsStore } from '../recall/originals.js';
+import { MemoryOriginals, type OriginalsBounds } from './memory-originals.js';
+import type { OriginalRecord, OriginalsStore } from './originals.js';
 import { assertCommittable } from './commit-rules.js';
 import { stateFields, type ChatState, type StateStore } from './state.js';
 

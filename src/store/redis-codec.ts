@@ -1,4 +1,4 @@
-import type { OriginalRecord } from '../recall/originals.js';
+import type { OriginalRecord } from './originals.js';
 import { stateFields, type ChatState } from './state.js';
 
 /** The JSON a `RedisStore` keeps in a chat's hash (`state` field): exactly the fields of `ChatState`. */

@@ -1,4 +1,4 @@
-import { queryWords, type OriginalRecord } from '../recall/originals.js';
+import { queryWords, type OriginalRecord } from './originals.js';
 import type { Database, Statement } from './node-sqlite.js';
 import { decodeTexts, textColumn } from './sqlite-text.js';
 import { immediate } from './sqlite-transaction.js';

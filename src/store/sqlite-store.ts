@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError, StoreError } from '../errors.js';
-import type { OriginalRecord, OriginalsStore } from '../recall/originals.js';
+import type { OriginalRecord, OriginalsStore } from './originals.js';
 import { assertCommittable } from './commit-rules.js';
 import { DatabaseSync, type Database, type Statement } from './node-sqlite.js';
 import { sqliteCode } from './sqlite-code.js';

@@ -8,6 +8,6 @@
 /** Makes the middleware; its compressor is `middleware.compressor`. */
 export { ctxfoldMiddleware } from './middleware.js';
 /** The published context window of a known model id (undefined when unknown), the default `maxContextTokens`. */
-export { contextWindowOf } from '../shared/context-windows.js';
+export { contextWindowOf } from '../../runtime/context-windows.js';
 
 export type { CtxfoldMiddleware, CtxfoldMiddlewareOptions, ModelCallOptions } from './types.js';

@@ -8,7 +8,7 @@ import { asProviderPrompt } from './provider-prompt.js';
 import type { AiSdkMiddleware, CtxfoldMiddleware, CtxfoldMiddlewareOptions, ModelCallOptions } from './types.js';
 import { inputTokensOf, raiseFinishUsage, watchFinish } from './usage.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
-import { answerRecallRounds, type RecallView } from '../../recall/rounds.js';
+import { answerRecallRounds, type RecallView } from '../../runtime/recall-rounds.js';
 import { recallAnsweringStream } from './recall-stream.js';
 import { isFields, type Fields } from '../../recall/dialect.js';
 import { addUsage } from '../../recall/usage-sum.js';

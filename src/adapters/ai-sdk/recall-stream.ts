@@ -3,7 +3,7 @@ import type { CompressResult } from '../../runtime/compress.js';
 import { isFields, type Fields } from '../../recall/dialect.js';
 import { AI_SDK_RECALL } from '../../recall/ai-sdk-dialect.js';
 import { assembleParts, recallPartStripper, streamSignal } from '../../recall/ai-sdk-stream.js';
-import { answerRecallRounds, type RecallRounds, type RecallView } from '../../recall/rounds.js';
+import { answerRecallRounds, type RecallRounds, type RecallView } from '../../runtime/recall-rounds.js';
 
 type Report = CompressResult<unknown>['report'];
 

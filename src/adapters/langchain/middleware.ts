@@ -12,7 +12,7 @@ import { createMessageConverter } from './to-openai.js';
 import { completionOf, usageMetadataOf, withEarlierUsageMetadata, withoutRecallToolCalls } from './recall.js';
 import type { Fields } from '../../recall/dialect.js';
 import { CHAT_RECALL } from '../../recall/chat-dialect.js';
-import { answerRecallRounds } from '../../recall/rounds.js';
+import { answerRecallRounds } from '../../runtime/recall-rounds.js';
 import { recallToolDefinition } from '../../recall/tool-definition.js';
 import type { AgentStateView, CtxfoldMiddleware, CtxfoldMiddlewareOptions } from './types.js';
 

@@ -3,12 +3,12 @@ import type { Stream } from 'openai/core/streaming';
 import type { CompressResult } from '../../runtime/compress.js';
 import type { Compressor, RequestExtras } from '../../runtime/compressor.js';
 import { chatIdOfBody, type ChatIdOf } from './chat-id.js';
-import { CHAT_COMPLETIONS, endpointAt, isFields, RESPONSES, type Endpoint, type Fields } from './endpoints.js';
+import { CHAT_COMPLETIONS, endpointAt, isFields, RESPONSES, type Endpoint, type Fields } from '../../runtime/endpoints.js';
 import { watchedStream } from './observe-stream.js';
 import { CHAT_RECALL } from '../../recall/chat-dialect.js';
 import { roundRequest, shownReply, type RecallDialect, type RecallView } from '../../recall/dialect.js';
 import { RESPONSES_RECALL } from '../../recall/responses-dialect.js';
-import { answerRecallRounds } from '../../recall/rounds.js';
+import { answerRecallRounds } from '../../runtime/recall-rounds.js';
 import { usageOf, withEarlierUsage } from '../../recall/usage-sum.js';
 import { recallStream } from './recall-stream.js';
 

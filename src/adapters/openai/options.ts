@@ -4,7 +4,7 @@ import { InputError } from '../../errors.js';
 import { describe } from '../../formats/describe.js';
 import { createCompressor, type Compressor, type CompressorOptions } from '../../runtime/compressor.js';
 import { checkCompressorOptions } from '../../runtime/options.js';
-import { contextWindowOf } from '../shared/context-windows.js';
+import { contextWindowOf } from '../../runtime/context-windows.js';
 import type { ChatIdOf } from './chat-id.js';
 
 /** A request body the wrapper folds: Chat Completions or Responses. */

@@ -1,9 +1,9 @@
 import type { Stream } from 'openai/core/streaming';
 import type { RecallDialect, RecallView } from '../../recall/dialect.js';
-import { answerRecallRounds, type RecallRounds } from '../../recall/rounds.js';
+import { answerRecallRounds, type RecallRounds } from '../../runtime/recall-rounds.js';
 import { laterStreamUsage, streamEventUsage, withEarlierStreamUsage } from '../../recall/usage-sum.js';
 import type { CompressResult } from '../../runtime/compress.js';
-import { isFields, type Fields } from './endpoints.js';
+import { isFields, type Fields } from '../../runtime/endpoints.js';
 
 type Report = CompressResult<unknown>['report'];
 

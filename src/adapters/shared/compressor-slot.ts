@@ -1,6 +1,6 @@
 import { InputError } from '../../errors.js';
 import { createCompressor, type Compressor, type CompressorEvents, type CompressorOptions, type CompressorStats } from '../../runtime/compressor.js';
-import { contextWindowOf } from '../shared/context-windows.js';
+import { contextWindowOf } from '../../runtime/context-windows.js';
 
 /** Where the middleware gets its compressor: at once, or at the first model call once the model's window is known. */
 export interface CompressorSlot {

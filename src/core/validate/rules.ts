@@ -1,4 +1,4 @@
-import type { MessageLens } from '../../formats/lens.js';
+import type { MessageLens } from '../lens.js';
 import type { CallStructure } from '../structure.js';
 
 /**

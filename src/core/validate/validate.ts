@@ -1,4 +1,4 @@
-import type { MessageLens } from '../../formats/lens.js';
+import type { MessageLens } from '../lens.js';
 import { scanStructure } from '../structure.js';
 import type { Rule, Violation } from './rules.js';
 import type { IdPolicy } from '../remap-ids.js';

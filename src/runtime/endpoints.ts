@@ -1,5 +1,5 @@
-import type { FormatName } from '../../formats/lens.js';
-import type { RequestExtras } from '../../runtime/compressor.js';
+import type { FormatName } from '../formats/lens.js';
+import type { RequestExtras } from './compressor.js';
 
 /** A request body or response as read here: only named fields are looked at, the rest is passed on untouched. */
 export type Fields = Readonly<Record<string, unknown>>;
@@ -13,7 +13,7 @@ export interface StreamSignal {
 }
 
 /**
- * One API endpoint the wrapper folds, in the terms `compress` / `afterResponse` take: where the
+ * One OpenAI API endpoint that `ctxfold/openai` and the proxy fold, in the terms `compress` / `afterResponse` take: where the
  * history is in the body, which of the body's fields change what fits, and where the response
  * reports the input tokens billed. It reads shapes only; every decision is the compressor's.
  */

@@ -1,25 +1,11 @@
-import type { CompressResult } from '../runtime/compress.js';
-import type { CompressorRecall, RequestExtras } from '../runtime/compressor.js';
-import { CHAT_RECALL } from './chat-dialect.js';
-import { isFields, type Fields, type RecallDialect, type RecallRoundDialect, type RecallView } from './dialect.js';
-import { totalUsage } from './usage-sum.js';
-import { RESPONSES_RECALL } from './responses-dialect.js';
-import { ANTHROPIC_RECALL } from './anthropic-dialect.js';
-
-/** The formats whose responses ctxfold can read recall calls from (and answer them): Chat Completions, Responses, Messages (Anthropic). */
-export type RecallDialectName = RecallDialect['format'];
-
-/** The dialect of a format, or undefined for a format whose responses are not read for recall. */
-export function recallDialect(format: unknown): RecallDialect | undefined {
-  if (format === 'openai') return CHAT_RECALL;
-  if (format === 'openai-responses') return RESPONSES_RECALL;
-  if (format === 'anthropic') return ANTHROPIC_RECALL;
-  return undefined;
-}
+import type { CompressResult } from './compress.js';
+import type { CompressorRecall, RequestExtras } from './compressor.js';
+import { isFields, type Fields, type RecallRoundDialect, type RecallView } from '../recall/dialect.js';
+import { totalUsage } from '../recall/usage-sum.js';
 
 type Report = CompressResult<unknown>['report'];
 
-export type { RecallView } from './dialect.js';
+export type { RecallView } from '../recall/dialect.js';
 
 /** What answering recall rounds needs: the compressor, the call's chat, history and extras, and a way to ask the model again. */
 export interface RecallRounds<R> {
