@@ -4,6 +4,7 @@ import { EXIT } from './cli-error.js';
 const PURPOSE: Record<CommandName, string> = {
   compress: 'fit each history into the token budget without breaking tool calling',
   validate: "check each history against the provider's tool-calling rules",
+  inspect: 'write one self-contained HTML page showing what a fold does to each history (offline)',
   serve: 'run an OpenAI-compatible proxy that folds every request\'s history to the model\'s window',
 };
 
@@ -11,11 +12,12 @@ const PURPOSE: Record<CommandName, string> = {
 const SYNOPSIS: Record<CommandName, string> = {
   compress: 'ctxfold compress [options] [FILE|-]',
   validate: 'ctxfold validate [options] [FILE|-]',
+  inspect: 'ctxfold inspect [options] [FILE|-] --html OUT.html',
   serve: 'ctxfold serve --upstream URL [options]',
 };
 
 /** The commands that read messages from FILE or standard input. */
-const READS_INPUT: readonly CommandName[] = ['compress', 'validate'];
+const READS_INPUT: readonly CommandName[] = ['compress', 'validate', 'inspect'];
 
 function flagLabel(f: FlagSpec): string {
   const names = f.short ? `-${f.short}, --${f.long}` : `--${f.long}`;
@@ -73,6 +75,12 @@ const CTXFOLD_FIELD: Record<CommandName, readonly string[]> = {
   compress: [
     '  compress: "messages" is the view to send; "ctxfold" is the report (tokensBefore, tokensAfter,',
     '    overBudget, dropped, collapsed, repaired, summarize, notes, ...).',
+  ],
+  inspect: [
+    '  inspect: nothing on standard output but one line naming the page; the page (--html) shows each',
+    '    history\'s groups (head, summarized, sent verbatim, kept tail, dropped, cleared, repaired), the',
+    '    cut, the token split, the summary with its ledger, the facts kept and left out, and the',
+    '    provider\'s check of the view. More in docs/inspect.md.',
   ],
   validate: [
     '  validate: "messages" is unchanged; "ctxfold" is { "valid": boolean, "violations": [...] }, and',
