@@ -32,6 +32,8 @@ export function renderPage(page: InspectPage): string {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">`,
+    // An empty icon: a browser asks for /favicon.ico otherwise.
+    '<link rel="icon" href="data:,">',
     `<title>${title}</title>`,
     `<style>${PAGE_STYLE}</style>`,
     '</head>',

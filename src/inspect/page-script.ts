@@ -117,9 +117,10 @@ export const PAGE_SCRIPT = String.raw`(function () {
     return box;
   }
 
-  function factList(k, title, facts) {
-    var box = el('div', 'facts-side');
-    box.appendChild(heading(4, title + ' (' + num(facts.length) + ')'));
+  function factList(k, title, facts, open) {
+    var box = el('details', 'facts-side');
+    box.open = open;
+    box.appendChild(el('summary', null, title + ' (' + num(facts.length) + ')'));
     var ul = el('ul');
     facts.forEach(function (f) {
       var li = el('li');
@@ -138,8 +139,8 @@ export const PAGE_SCRIPT = String.raw`(function () {
     box.appendChild(el('p', null, num(h.facts.messagesRead) + ' messages read' + (h.facts.capped ? ' (the first ones; the lists are full)' : '') +
       '. A fact is kept when its value occurs in the text of the view (the summary included).'));
     var sides = el('div', 'facts-sides');
-    sides.appendChild(factList(k, 'Kept in the view', h.facts.kept));
-    sides.appendChild(factList(k, 'Left out', h.facts.left));
+    sides.appendChild(factList(k, 'Kept in the view', h.facts.kept, false));
+    sides.appendChild(factList(k, 'Left out', h.facts.left, true));
     box.appendChild(sides);
     return box;
   }
