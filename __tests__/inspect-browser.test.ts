@@ -35,7 +35,10 @@ const browserDescribe = HAS_CHROMIUM || UNDER_CI ? describe : describe.skip;
 
 /** The browser globals the page callbacks read (the tests compile without the DOM library): `(globalThis as unknown as InPage).document`. */
 interface InPage {
-  document: { activeElement: { id: string; getAttribute(name: string): string | null; getBoundingClientRect(): { top: number } } | null };
+  document: {
+    activeElement: { id: string; getAttribute(name: string): string | null; getBoundingClientRect(): { top: number } } | null;
+    documentElement: { scrollWidth: number; clientWidth: number };
+  };
   innerHeight: number;
   scrollTo(x: number, y: number): void;
   __ran?: number;
@@ -304,7 +307,7 @@ browserDescribe('ctxfold inspect --html in Chromium', () => {
     await page.close();
   });
 
-  test('a long body shows its start, and "show all" the rest from the embedded data', async () => {
+  test('a long body shows its start, and "show all" the rest from the embedded data; at 200% zoom nothing overflows', async () => {
     const long = `start ${'x'.repeat(2000)} end`;
     const { html } = makePage('long-body.json', JSON.stringify([{ role: 'user', content: long }, { role: 'assistant', content: 'ok' }]), []);
     const { page, errors } = await open(html);
@@ -312,6 +315,13 @@ browserDescribe('ctxfold inspect --html in Chromium', () => {
     expect((await body.textContent())!.length).toBeLessThan(long.length);
     await page.locator('#h0-m0 button.more').click();
     expect(await body.textContent()).toBe(long);
+    // At 200% zoom a 1280-pixel screen is 640 CSS pixels wide: nothing overflows it sideways.
+    await page.setViewportSize({ width: 640, height: 800 });
+    const widths = await page.evaluate(() => {
+      const w = globalThis as unknown as InPage;
+      return { scroll: w.document.documentElement.scrollWidth, client: w.document.documentElement.clientWidth };
+    });
+    expect(widths.scroll).toBeLessThanOrEqual(widths.client);
     expect(errors).toEqual([]);
     await page.close();
   });
