@@ -93,7 +93,7 @@ function ctxfold(args: readonly string[]): { status: number | null; stdout: stri
 
 /** The reports `ctxfold compress` gives for `file` with `flags`, one per record. */
 function reportsOf(file: string, flags: readonly string[]): Report[] {
-  const r = ctxfold(['compress', ...flags, file]);
+  const r = ctxfold(['compress', '--quiet', ...flags, file]);
   expect(r.stderr).toBe('');
   return r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { ctxfold: Report }).ctxfold);
 }
@@ -288,6 +288,35 @@ browserDescribe('ctxfold inspect --html in Chromium', () => {
     // Long runs start folded into blocks; opened, every group is there.
     expect(await page.locator('button.block-toggle').count()).toBeGreaterThan(0);
     await openEveryBlock(page);
+    expect(await groupsInDom(page)).toBe(oracleGroupCount(chat as RawMessage[]));
+    expect(requests).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('a repaired history and cleared tool results are marked, each with a text label', async () => {
+    const broken = readFileSync(join(root, 'examples', 'cli', 'broken.json'), 'utf8');
+    const repaired = makePage('broken.json', broken, []);
+    const [report] = reportsOf(repaired.input, []).map((r) => r as Report & { repaired: { action: string; index: number }[] });
+    expect(report.repaired.map((a) => a.action)).toEqual(['removed-orphan']);
+    let { page, requests, errors } = await open(repaired.html);
+    // The removed result is named where it stood: before the message that now follows its place.
+    expect(await page.locator('.repair-note').allTextContents()).toEqual([expect.stringContaining(`removed-orphan of input message ${report.repaired[0].index}`)]);
+    expect(await page.locator('#h0-m2 .repair-note').count()).toBe(1);
+    expect(await page.locator('[data-group] .badge-repaired').count()).toBeGreaterThan(0);
+    expect(requests).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+
+    const chat = generateConversation({ messages: 200, seed: 3 });
+    const flags = ['--max-context-tokens', '8000', '--tool-output-trim', '300'];
+    const trimmed = makePage('trimmed.json', JSON.stringify(chat), flags);
+    const [cut] = reportsOf(trimmed.input, flags).map((r) => r as Report & { collapsed: { index: number }[] });
+    expect(cut.collapsed.length).toBeGreaterThan(0);
+    ({ page, requests, errors } = await open(trimmed.html));
+    await openEveryBlock(page);
+    const cleared = await page.locator('.msg:has(> .msg-head .badge-cleared)').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-index'))));
+    expect(cleared).toEqual(cut.collapsed.map((c) => c.index));
     expect(await groupsInDom(page)).toBe(oracleGroupCount(chat as RawMessage[]));
     expect(requests).toEqual([]);
     expect(errors).toEqual([]);
