@@ -191,16 +191,16 @@ browserDescribe('ctxfold inspect --html in Chromium', () => {
     // A ledger line names its source's message as @n, counted from 1 at the first summarized message.
     const ledger = page.locator('a.ledger').first();
     const line = (await ledger.textContent())!;
-    const [, source, n] = /^- \[(\S+) @(\d+)/.exec(line)!;
+    const [, source, n] = /^- \[(\S+?)(?:#\d+)? @(\d+)/.exec(line)!;
     const target = report.headEnd + Number(n) - 1;
     expect(await ledger.getAttribute('data-target')).toBe(String(target));
+    // A line names a turn by its role, or a tool: its call (the assistant message) or its result.
     const raw = conversation.messages as RawMessage[];
-    if (source === 'user' || source === 'assistant') expect(raw[target].role).toBe(source);
-    else {
-      expect(raw[target].role).toBe('tool');
-      const call = raw.slice(0, target).flatMap((m) => m.tool_calls ?? []).reverse().find((c) => c.id === raw[target].tool_call_id);
-      expect(call?.function.name).toBe(source);
-    }
+    const m = raw[target];
+    let named = m.role;
+    if (m.role === 'tool') named = raw.slice(0, target).flatMap((x) => x.tool_calls ?? []).reverse().find((c) => c.id === m.tool_call_id)?.function.name ?? '?';
+    else if (m.tool_calls?.some((c) => c.function.name === source)) named = source;
+    expect(named).toBe(source);
     await page.evaluate(() => (globalThis as unknown as InPage).scrollTo(0, 0));
     await ledger.click();
     const focused = await page.evaluate(() => {
