@@ -373,6 +373,22 @@ describe('ctxfold validate', () => {
   });
 });
 
+describe('ctxfold inspect', () => {
+  test('a JSONL record that cannot be read is named on stderr and has no section; the page is written with the others, exit 2', () => {
+    const out = join(dir, 'mixed.html');
+    const text = `${JSON.stringify(goodHistory)}\nnot json\n${JSON.stringify({ messages: goodHistory })}\n`;
+    const r = ctxfold(['inspect', '--html', out, file('mixed.jsonl', text)]);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^ctxfold: input line 2: not valid JSON/),
+      'ctxfold: 1 of 3 records could not be read (each is named above, and has no section)',
+    ]);
+    expect(r.stdout).toMatch(/^ctxfold inspect: wrote .*mixed\.html: 2 histories, \d+ groups, \d+ bytes\n$/);
+    const data = JSON.parse(/id="ctxfold-data">(.*?)<\/script>/s.exec(readFileSync(out, 'utf8'))![1]) as { histories: { label: string; messages: unknown[] }[] };
+    expect(data.histories.map((h) => [h.label, h.messages.length])).toEqual([['input line 1', goodHistory.length], ['input line 3', goodHistory.length]]);
+  });
+});
+
 describe('ctxfold help and version', () => {
   const flags = ['--max-context-tokens', '--keep-first', '--keep-last', '--keep-last-yields', '--low-water-mark', '--compression-threshold-tokens', '--tool-output-trim', '--model', '--format', '--no-repair', '--pretty', '--help', '-h', '--version'];
 

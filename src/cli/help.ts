@@ -61,7 +61,10 @@ const IO = [
   '  standard error only when it is a terminal, and never with --quiet.',
   '  A body\'s other fields are kept as they are; "system", "systemInstruction" and "instructions"',
   '  are counted into the request and never dropped.',
-  '',
+];
+
+/** What compress and validate write (inspect writes its page, --html). */
+const OUTPUT = [
   'Output (standard output, in the shape of the input):',
   ...table([
     ['array in', 'an object { "messages": ..., "ctxfold": ... } (an array cannot carry the report)'],
@@ -77,10 +80,12 @@ const CTXFOLD_FIELD: Record<CommandName, readonly string[]> = {
     '    overBudget, dropped, collapsed, repaired, summarize, notes, ...).',
   ],
   inspect: [
-    '  inspect: nothing on standard output but one line naming the page; the page (--html) shows each',
-    '    history\'s groups (head, summarized, sent verbatim, kept tail, dropped, cleared, repaired), the',
-    '    cut, the token split, the summary with its ledger, the facts kept and left out, and the',
-    '    provider\'s check of the view. More in docs/inspect.md.',
+    '',
+    'Output of inspect: the page (--html), and one line on standard output naming it. The page shows each',
+    '  history\'s groups (head, summarized, sent verbatim, kept tail, dropped, cleared, repaired), the',
+    '  cut, the token split, the summary with its ledger, the facts kept and left out, and the',
+    '  provider\'s check of the view. A record that cannot be read has no section: the page is written',
+    '  with the others, and the run exits 2. More in docs/inspect.md.',
   ],
   validate: [
     '  validate: "messages" is unchanged; "ctxfold" is { "valid": boolean, "violations": [...] }, and',
@@ -131,8 +136,10 @@ export function helpText(version: string, command?: CommandName): string {
     '',
     ...commands.flatMap((c) => [...commandSection(c), '']),
     `  An option takes its value as the next word or after "=" (${command === 'serve' ? '--port=8080' : '--format=openai'}). "--" ends the options.`,
-    ...(commands.includes('compress') || commands.includes('serve') ? ['  --tool-output-trim takes the next word only when it is a number.'] : []),
-    ...(commands.some((c) => READS_INPUT.includes(c)) ? ['', ...IO, ...commands.flatMap((c) => CTXFOLD_FIELD[c])] : []),
+    ...(commands.some((c) => c !== 'validate') ? ['  --tool-output-trim takes the next word only when it is a number.'] : []),
+    ...(commands.some((c) => READS_INPUT.includes(c)) ? ['', ...IO] : []),
+    ...(commands.includes('compress') || commands.includes('validate') ? ['', ...OUTPUT] : []),
+    ...(commands.some((c) => READS_INPUT.includes(c)) ? commands.flatMap((c) => CTXFOLD_FIELD[c]) : []),
     ...(commands.includes('serve') ? ['', ...SERVE] : []),
     '',
     ...EXIT_CODES,
