@@ -308,6 +308,16 @@ browserDescribe('ctxfold inspect --html in Chromium', () => {
     expect(errors).toEqual([]);
     await page.close();
 
+    // Without repair, the provider's objection stands on the message it is about.
+    const unrepaired = makePage('unrepaired.json', broken, ['--no-repair']);
+    ({ page, requests, errors } = await open(unrepaired.html));
+    expect(await page.locator('.check li').count()).toBe(1);
+    expect(await page.locator('#h0-m2 .issue').textContent()).toMatch(/^Provider issue \(openai\): result-orphan: /);
+    expect(await page.locator('.issue').count()).toBe(1);
+    expect(requests).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+
     const chat = generateConversation({ messages: 200, seed: 3 });
     const flags = ['--max-context-tokens', '8000', '--tool-output-trim', '300'];
     const trimmed = makePage('trimmed.json', JSON.stringify(chat), flags);

@@ -188,6 +188,9 @@ export const PAGE_SCRIPT = String.raw`(function () {
     if (m.cleared) top.appendChild(el('span', 'badge badge-cleared', 'result cleared: ' + num(m.cleared.before) + ' to ' + num(m.cleared.after) + ' tokens'));
     if (m.repaired) top.appendChild(el('span', 'badge badge-repaired', 'repaired'));
     box.appendChild(top);
+    h.validation.issues.forEach(function (x) {
+      if (x.at === i) box.appendChild(el('p', 'issue', 'Provider issue (' + h.validation.profile + '): ' + x.rule + ': ' + x.message));
+    });
     var long = m.body.length > BODY_SHOWN;
     var pre = el('pre', 'body', long ? m.body.slice(0, BODY_SHOWN) + '…' : m.body);
     box.appendChild(pre);
@@ -232,7 +235,6 @@ export const PAGE_SCRIPT = String.raw`(function () {
     box.appendChild(el('p', 'hint', 'j or ↓: next group; k or ↑: previous; Enter on a block opens it.'));
     var all = el('button', 'expand-all', 'Open every block');
     all.type = 'button';
-    box.appendChild(all);
     var list = el('div', 'timeline');
     box.appendChild(list);
     var removedBefore = {};
@@ -260,6 +262,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
       g = end;
     }
     all.addEventListener('click', function () { blocks.forEach(function (b) { b.open(); }); });
+    if (blocks.length > 0) box.insertBefore(all, list);
     return box;
   }
 

@@ -35,7 +35,7 @@ table.legend { border-collapse: collapse; margin-top: 0.5rem; } .legend th, .leg
 .kind { font-weight: 600; } .where { color: #555; font-size: 0.85rem; }
 .msg { margin: 0.3rem 0 0 0.3rem; padding-left: 0.5rem; border-left: 0.15rem solid #ddd; }
 .msg pre.body { margin: 0.2rem 0; }
-.repair-note { color: #a33a3a; font-weight: 600; margin: 0.2rem 0; }
+.repair-note, .issue { color: #a33a3a; font-weight: 600; margin: 0.2rem 0; }
 .cut { padding: 0.4rem; border: 0.15rem dashed #d4351c; color: #8a1f0f; font-weight: 700; text-align: center; }
 button { font: inherit; padding: 0.2rem 0.6rem; }
 .block-toggle { text-align: left; width: 100%; }
