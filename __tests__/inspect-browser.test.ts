@@ -272,6 +272,9 @@ browserDescribe('ctxfold inspect --html in Chromium', () => {
       const cut = expectedCut(reports[k]);
       expect(await page.locator(`#h${k} [data-cut]`).evaluateAll((els) => els.map((e) => e.getAttribute('data-cut')))).toEqual(cut === undefined ? [] : [String(cut)]);
       expect(await page.locator(`#h${k} .msg[data-fate="summarized"]`).count()).toBe(reports[k].dropped.filter((d) => d.reason === 'summarized').length);
+      // The summary is found in every format's view, and its ledger lines link into the section.
+      expect(await page.locator(`#h${k} a.ledger`).count()).toBeGreaterThan(0);
+      expect(await page.locator(`#h${k} a.ledger`).evaluateAll((els, section) => els.every((e) => e.getAttribute('data-h') === String(section)), k)).toBe(true);
     }
     expect(requests).toEqual([]);
     expect(errors).toEqual([]);
