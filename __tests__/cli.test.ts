@@ -289,11 +289,15 @@ describe('ctxfold: bad input and usage exit 2 with one stderr line', () => {
     ['--pretty=yes', () => ['compress', '--pretty=yes'], good, 'ctxfold: --pretty takes no value, got "yes"'],
     ['an unknown option', () => ['compress', '--bogus'], good, 'ctxfold: unknown option --bogus'],
     ['a compress flag given to validate', () => ['validate', '--max-context-tokens', '5'], good, 'ctxfold: --max-context-tokens is not an option of validate'],
-    ['an unknown command', () => ['squash'], good, 'ctxfold: unknown command: expected compress, validate or serve, got "squash"'],
+    ['an unknown command', () => ['squash'], good, 'ctxfold: unknown command: expected compress, validate, inspect or serve, got "squash"'],
     ['a misspelt option', () => ['compress', '--max-context-token', '5'], good, 'ctxfold: unknown option --max-context-token (did you mean --max-context-tokens?)'],
     ['a misspelt deprecated option: the hint names the flag to use now', () => ['compress', '--max-token', '5'], good, 'ctxfold: unknown option --max-token (did you mean --max-context-tokens?)'],
     ['a deprecated compress flag given to validate', () => ['validate', '--threshold', '5'], good, 'ctxfold: --threshold is not an option of validate'],
-    ['a misspelt command', () => ['compres'], good, 'ctxfold: unknown command: expected compress, validate or serve, got "compres" (did you mean compress?)'],
+    ['a misspelt command', () => ['compres'], good, 'ctxfold: unknown command: expected compress, validate, inspect or serve, got "compres" (did you mean compress?)'],
+    ['inspect without --html', () => ['inspect'], good, 'ctxfold: inspect needs --html FILE (the page to write; see ctxfold inspect --help)'],
+    ['inspect with an LLM summarizer', () => ['inspect', '--html', join(dir, 'never.html'), '--summarizer', 'llm', '--compression-threshold-tokens', '10'], good, 'ctxfold: inspect runs offline: --summarizer must be none or extractive, got "llm"'],
+    ['a misspelt inspect option', () => ['inspect', '--htm', 'x.html'], good, 'ctxfold: unknown option --htm (did you mean --html?)'],
+    ['a compress-only flag given to inspect', () => ['inspect', '--pretty', '--html', 'x.html'], good, 'ctxfold: --pretty is not an option of inspect'],
     ['no command', () => [], good, 'ctxfold: missing command'],
     ['two files', () => ['compress', 'a.json', 'b.json'], good, 'ctxfold: expected at most one FILE, got "a.json" and "b.json"'],
     ['a missing file', () => ['compress', join(dir, 'nope.json')], '', `ctxfold: cannot read ${join(dir, 'nope.json')}: no such file`],
@@ -369,6 +373,22 @@ describe('ctxfold validate', () => {
   });
 });
 
+describe('ctxfold inspect', () => {
+  test('a JSONL record that cannot be read is named on stderr and has no section; the page is written with the others, exit 2', () => {
+    const out = join(dir, 'mixed.html');
+    const text = `${JSON.stringify(goodHistory)}\nnot json\n${JSON.stringify({ messages: goodHistory })}\n`;
+    const r = ctxfold(['inspect', '--html', out, file('mixed.jsonl', text)]);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^ctxfold: input line 2: not valid JSON/),
+      'ctxfold: 1 of 3 records could not be read (each is named above, and has no section)',
+    ]);
+    expect(r.stdout).toMatch(/^ctxfold inspect: wrote .*mixed\.html: 2 histories, \d+ groups, \d+ bytes\n$/);
+    const data = JSON.parse(/id="ctxfold-data">(.*?)<\/script>/s.exec(readFileSync(out, 'utf8'))![1]) as { histories: { label: string; messages: unknown[] }[] };
+    expect(data.histories.map((h) => [h.label, h.messages.length])).toEqual([['input line 1', goodHistory.length], ['input line 3', goodHistory.length]]);
+  });
+});
+
 describe('ctxfold help and version', () => {
   const flags = ['--max-context-tokens', '--keep-first', '--keep-last', '--keep-last-yields', '--low-water-mark', '--compression-threshold-tokens', '--tool-output-trim', '--model', '--format', '--no-repair', '--pretty', '--help', '-h', '--version'];
 
@@ -379,6 +399,7 @@ describe('ctxfold help and version', () => {
     for (const flag of flags) expect(r.stdout).toContain(flag);
     expect(r.stdout).toContain('ctxfold compress [options] [FILE|-]');
     expect(r.stdout).toContain('ctxfold validate [options] [FILE|-]');
+    expect(r.stdout).toContain('ctxfold inspect [options] [FILE|-] --html OUT.html');
     expect(r.stdout).toContain('an array cannot carry the report');
     expect(r.stdout).toContain('--tool-output-trim [CHARS]');
     expect(r.stdout).toContain(`--format FORMAT`);

@@ -4,11 +4,11 @@ import { PROFILES } from '../formats/profiles.js';
 import { DEFAULT_COLLAPSE_MIN_CHARS, DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST, DEFAULT_LOW_WATER_MARK, type ToolOutputTrim } from '../runtime/options.js';
 import { CliError } from './cli-error.js';
 
-/** The subcommands: two read messages, `serve` runs the proxy. */
-export type CommandName = 'compress' | 'validate' | 'serve';
+/** The subcommands: three read messages (`inspect` writes a page of what a fold did), `serve` runs the proxy. */
+export type CommandName = 'compress' | 'validate' | 'inspect' | 'serve';
 
 /** The commands, in the order help lists them. */
-export const COMMANDS: readonly CommandName[] = ['compress', 'validate', 'serve'];
+export const COMMANDS: readonly CommandName[] = ['compress', 'validate', 'inspect', 'serve'];
 
 /** `a, b or c`: how messages list the commands and choices. */
 export function listOr(words: readonly string[]): string {
@@ -55,6 +55,8 @@ export interface CliOptions {
   upstreamTimeoutMs?: number;
   upstreamKeepAliveMs?: number;
   logLevel?: string;
+  /** inspect: the HTML page to write. */
+  html?: string;
 }
 
 /** Who writes summaries during `compress`: nobody, the offline extractive summarizer, or an LLM endpoint. */
@@ -62,6 +64,9 @@ export type SummarizerChoice = 'none' | 'extractive' | 'llm';
 
 /** The `--summarizer` values accepted. */
 export const SUMMARIZER_CHOICES: readonly SummarizerChoice[] = ['none', 'extractive', 'llm'];
+
+/** The `--summarizer` values `inspect` takes: it runs offline, so never an LLM endpoint. */
+export const INSPECT_SUMMARIZERS: readonly SummarizerChoice[] = ['none', 'extractive'];
 
 /** The options before any flag is applied (serve summarizes in the background by default, with the extractive summarizer). */
 export function defaultCliOptions(command: CommandName = 'compress'): CliOptions {
@@ -161,6 +166,7 @@ export const FLAGS: readonly FlagSpec[] = [
         summary: 'token budget for the view, request overhead included; if the head, system messages, the last user message and the newest turn alone exceed it (the whole kept tail, with --no-keep-last-yields), ctxfold.overBudget is true',
         fallback: 'no limit',
       },
+      inspect: { summary: 'token budget for the view, as compress takes it; the page\'s token bar shows it as the window', fallback: 'no limit' },
       serve: {
         summary: 'context window of every model without its own --config entry (that entry is more specific and wins); it wins over ctxfold\'s table of known models (each request\'s max_tokens is kept free for the reply)',
         fallback: 'none: histories of such models are repaired, never cut (a summary the chat already has from a model with a window still stands in for what it covers)',
@@ -177,6 +183,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'compression-threshold-tokens', deprecated: ['threshold'], value: { name: 'N' },
     help: {
       compress: { summary: 'when the history (with any summary, before trimming) is at or above N tokens, report the messages to summarize next in ctxfold.summarize', fallback: 'none' },
+      inspect: { summary: 'as compress: the history at or above N tokens is summarized (with --summarizer extractive); the token bar marks it', fallback: 'none' },
       serve: { summary: 'after a response, summarize the chat in the background once its history reaches N tokens', fallback: '75% of each model\'s window' },
     },
     apply: (o, raw, flag) => { o.compressionThresholdTokens = integer(flag, raw, 1); },
@@ -185,6 +192,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'keep-first', value: { name: 'N' },
     help: {
       compress: { summary: 'messages at the start always sent, rounded out to whole groups', fallback: String(DEFAULT_KEEP_FIRST) },
+      inspect: { summary: 'messages at the start always sent, rounded out to whole groups (the page\'s head)', fallback: String(DEFAULT_KEEP_FIRST) },
       serve: { summary: 'messages at the start always sent, rounded out to whole groups', fallback: String(DEFAULT_KEEP_FIRST) },
     },
     apply: (o, raw, flag) => { o.keepFirst = integer(flag, raw, 0); },
@@ -193,6 +201,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'keep-last', value: { name: 'N' },
     help: {
       compress: { summary: 'messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; with --max-context-tokens too small for them, their oldest turns give way (see --no-keep-last-yields)', fallback: String(DEFAULT_KEEP_LAST) },
+      inspect: { summary: 'messages at the end sent as they are, rounded out to whole groups (the page\'s kept tail); as compress takes it', fallback: String(DEFAULT_KEEP_LAST) },
       serve: { summary: "messages at the end sent as they are (never summarized or cleared), rounded out to whole groups; when they alone are over a model's window, their oldest turns give way (see --no-keep-last-yields)", fallback: String(DEFAULT_KEEP_LAST) },
     },
     apply: (o, raw, flag) => { o.keepLast = integer(flag, raw, 0); },
@@ -201,6 +210,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'no-keep-last-yields',
     help: {
       compress: { summary: `send the --keep-last messages whole even when they alone are over --max-context-tokens (ctxfold.overBudget is then true); by default their oldest turns give way, ${YIELDS_TAIL}`, fallback: 'the kept tail yields' },
+      inspect: { summary: 'as compress: the --keep-last messages are sent whole even when they alone are over --max-context-tokens', fallback: 'the kept tail yields' },
       serve: { summary: `send the --keep-last messages whole even when they alone are over a model's window (the upstream then refuses the request); by default their oldest turns give way, ${YIELDS_TAIL}`, fallback: 'the kept tail yields' },
     },
     apply: (o) => { o.keepLastYields = false; },
@@ -209,6 +219,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'keep-last-yields',
     help: {
       compress: { summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to --max-context-tokens', fallback: 'on' },
+      inspect: { summary: 'the default: the kept tail gives way to --max-context-tokens', fallback: 'on' },
       serve: { summary: 'the default, accepted so that scripts written for earlier versions run: the kept tail gives way to the window', fallback: 'on' },
     },
     apply: (o) => { o.keepLastYields = true; },
@@ -217,6 +228,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'low-water-mark', value: { name: 'X' },
     help: {
       compress: { summary: 'fold in steps: a view that must drop turns goes on to a cut point, and cut points lie about (1 - X) of the budget apart, so a chat that grows by appending keeps its view prefix (which providers cache) until the next step; 1 drops only what must go', fallback: String(DEFAULT_LOW_WATER_MARK) },
+      inspect: { summary: 'fold in steps, as compress does: a view that must drop turns goes on to a cut point about (1 - X) of the budget below it', fallback: String(DEFAULT_LOW_WATER_MARK) },
       serve: { summary: "fold in steps: a view over a model's window drops to about X of it (a background summary folds to X of the threshold), so the next requests append to the same prefix, which providers cache; 1 drops only what must go", fallback: String(DEFAULT_LOW_WATER_MARK) },
     },
     apply: (o, raw, flag) => { o.lowWaterMark = share(flag, raw); },
@@ -225,6 +237,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'tool-output-trim', deprecated: ['trim-tool-output'], value: { name: 'CHARS', optional: true, accepts: /^-?\d+$/ },
     help: {
       compress: { summary: `when over --max-context-tokens, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`, fallback: 'off' },
+      inspect: { summary: `when over --max-context-tokens, clear old tool results longer than CHARS characters (the page marks each); CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`, fallback: 'off' },
       serve: { summary: `when a history is over its window, clear old tool results longer than CHARS characters; CHARS defaults to ${DEFAULT_COLLAPSE_MIN_CHARS}`, fallback: 'off' },
     },
     apply: (o, raw, flag) => { o.toolOutputTrim = raw === undefined ? true : { minChars: integer(flag, raw, 0) }; },
@@ -233,6 +246,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'model', value: { name: 'NAME' },
     help: {
       compress: { summary: "count tokens with this model's tiktoken encoding; an unknown model gets the default", fallback: 'o200k_base' },
+      inspect: { summary: "count tokens with this model's tiktoken encoding; an unknown model gets the default", fallback: 'o200k_base' },
       serve: { summary: "count tokens with this model's tiktoken encoding; an unknown model gets the default", fallback: 'o200k_base' },
     },
     apply: (o, raw, flag) => { o.model = text(flag, raw, 'a model name'); },
@@ -241,6 +255,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'format', value: { name: 'FORMAT' },
     help: {
       compress: { summary: `message format of the input: ${FORMAT_CHOICES.join(', ')}; auto detects it by evidence`, fallback: 'auto' },
+      inspect: { summary: `message format of the input: ${FORMAT_CHOICES.join(', ')}; auto detects it by evidence`, fallback: 'auto' },
       validate: { summary: `message format of the input: ${FORMAT_CHOICES.join(', ')}; auto detects it by evidence (a named format the messages' evidence contradicts is a warning on standard error)`, fallback: 'auto' },
     },
     apply: (o, raw, flag) => {
@@ -253,6 +268,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'provider', value: { name: 'NAME' },
     help: {
       compress: { summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}; repair also fits call ids to it, and a view that breaks one of its rules exits 1`, fallback: "the format's own" },
+      inspect: { summary: `provider whose tool-calling rules the page checks the view against: ${Object.keys(PROFILES).join(', ')}; repair also fits call ids to it`, fallback: "the format's own" },
       validate: { summary: `provider whose tool-calling rules to check: ${Object.keys(PROFILES).join(', ')}`, fallback: "the format's own" },
     },
     apply: (o, raw, flag) => {
@@ -264,6 +280,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'summarizer', value: { name: SUMMARIZER_CHOICES.join('|') },
     help: {
       compress: { summary: 'at or above --compression-threshold-tokens, summarize the oldest messages after the head right away and send the summary instead of them (a summary that had to leave facts out is made again, wider: up to three summarizer calls); llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL', fallback: 'none' },
+      inspect: { summary: `${INSPECT_SUMMARIZERS.join(' or ')}: extractive summarizes at or above --compression-threshold-tokens as compress does, offline; the page shows the summary and links each ledger line to its message`, fallback: 'none' },
       serve: { summary: 'who writes the background summaries; llm reads CTXFOLD_LLM_BASE_URL, CTXFOLD_LLM_API_KEY, CTXFOLD_LLM_MODEL; none: views are cut, never summarized', fallback: 'extractive' },
     },
     apply: (o, raw, flag) => { o.summarizer = choice(flag, raw, SUMMARIZER_CHOICES); },
@@ -272,6 +289,7 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'no-repair',
     help: {
       compress: { summary: 'do not first fix a broken history: unanswered calls, orphan or duplicate results', fallback: 'repair on' },
+      inspect: { summary: 'do not first fix a broken history (the page then shows the provider\'s objections)', fallback: 'repair on' },
       serve: { summary: 'do not first fix a broken history: unanswered calls, orphan or duplicate results', fallback: 'repair on' },
     },
     apply: (o) => { o.repair = false; },
@@ -281,6 +299,7 @@ export const FLAGS: readonly FlagSpec[] = [
     help: {
       compress: { summary: 'do not print what repair changed (one line each), warnings nor progress on standard error; the report in the output still says it; errors (bad records, views that break --provider) are still printed', fallback: 'repairs, warnings, and progress when standard error is a terminal' },
       validate: { summary: 'do not print warnings nor progress on standard error; violations and bad records are still printed', fallback: 'warnings, and progress when standard error is a terminal' },
+      inspect: { summary: 'do not print the line naming the page written; bad records are still printed', fallback: 'one line on standard output' },
     },
     apply: (o) => { o.quiet = true; },
   },
@@ -291,6 +310,11 @@ export const FLAGS: readonly FlagSpec[] = [
       validate: { summary: 'indent the JSON output; ignored for JSONL output', fallback: 'compact' },
     },
     apply: (o) => { o.pretty = true; },
+  },
+  {
+    long: 'html', value: { name: 'FILE' },
+    help: { inspect: { summary: 'required: write the page to FILE, one self-contained HTML file (no network: inline styles, script and data); a JSONL input gives one section per history, with an index at the top' } },
+    apply: (o, raw, flag) => { o.html = text(flag, raw, 'a file to write the page to'); },
   },
   {
     long: 'store', value: { name: 'SPEC' },
@@ -472,6 +496,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     }
     spec.apply(options, raw, name);
   }
+  if (command === 'inspect' && options.html === undefined) throw new CliError('inspect needs --html FILE (the page to write; see ctxfold inspect --help)');
   if (command === 'serve' && files.length > 0) throw new CliError(`serve reads no FILE, got ${JSON.stringify(files[0])} (see ctxfold serve --help)`);
   if (files.length > 1) throw new CliError(`expected at most one FILE, got ${files.map((f) => JSON.stringify(f)).join(' and ')}`);
   return { kind: 'run', command, file: files[0], options, notices };

@@ -4,6 +4,7 @@ import { EXIT } from './cli-error.js';
 const PURPOSE: Record<CommandName, string> = {
   compress: 'fit each history into the token budget without breaking tool calling',
   validate: "check each history against the provider's tool-calling rules",
+  inspect: 'write one self-contained HTML page showing what a fold does to each history (offline)',
   serve: 'run an OpenAI-compatible proxy that folds every request\'s history to the model\'s window',
 };
 
@@ -11,11 +12,12 @@ const PURPOSE: Record<CommandName, string> = {
 const SYNOPSIS: Record<CommandName, string> = {
   compress: 'ctxfold compress [options] [FILE|-]',
   validate: 'ctxfold validate [options] [FILE|-]',
+  inspect: 'ctxfold inspect [options] [FILE|-] --html OUT.html',
   serve: 'ctxfold serve --upstream URL [options]',
 };
 
 /** The commands that read messages from FILE or standard input. */
-const READS_INPUT: readonly CommandName[] = ['compress', 'validate'];
+const READS_INPUT: readonly CommandName[] = ['compress', 'validate', 'inspect'];
 
 function flagLabel(f: FlagSpec): string {
   const names = f.short ? `-${f.short}, --${f.long}` : `--${f.long}`;
@@ -59,7 +61,10 @@ const IO = [
   '  standard error only when it is a terminal, and never with --quiet.',
   '  A body\'s other fields are kept as they are; "system", "systemInstruction" and "instructions"',
   '  are counted into the request and never dropped.',
-  '',
+];
+
+/** What compress and validate write (inspect writes its page, --html). */
+const OUTPUT = [
   'Output (standard output, in the shape of the input):',
   ...table([
     ['array in', 'an object { "messages": ..., "ctxfold": ... } (an array cannot carry the report)'],
@@ -73,6 +78,14 @@ const CTXFOLD_FIELD: Record<CommandName, readonly string[]> = {
   compress: [
     '  compress: "messages" is the view to send; "ctxfold" is the report (tokensBefore, tokensAfter,',
     '    overBudget, dropped, collapsed, repaired, summarize, notes, ...).',
+  ],
+  inspect: [
+    '',
+    'Output of inspect: the page (--html), and one line on standard output naming it. The page shows each',
+    '  history\'s groups (head, summarized, sent verbatim, kept tail, dropped, cleared, repaired), the',
+    '  cut, the token split, the summary with its ledger, the facts kept and left out, and the',
+    '  provider\'s check of the view. A record that cannot be read has no section: the page is written',
+    '  with the others, and the run exits 2. More in docs/inspect.md.',
   ],
   validate: [
     '  validate: "messages" is unchanged; "ctxfold" is { "valid": boolean, "violations": [...] }, and',
@@ -123,8 +136,10 @@ export function helpText(version: string, command?: CommandName): string {
     '',
     ...commands.flatMap((c) => [...commandSection(c), '']),
     `  An option takes its value as the next word or after "=" (${command === 'serve' ? '--port=8080' : '--format=openai'}). "--" ends the options.`,
-    ...(commands.includes('compress') || commands.includes('serve') ? ['  --tool-output-trim takes the next word only when it is a number.'] : []),
-    ...(commands.some((c) => READS_INPUT.includes(c)) ? ['', ...IO, ...commands.flatMap((c) => CTXFOLD_FIELD[c])] : []),
+    ...(commands.some((c) => c !== 'validate') ? ['  --tool-output-trim takes the next word only when it is a number.'] : []),
+    ...(commands.some((c) => READS_INPUT.includes(c)) ? ['', ...IO] : []),
+    ...(commands.includes('compress') || commands.includes('validate') ? ['', ...OUTPUT] : []),
+    ...(commands.some((c) => READS_INPUT.includes(c)) ? commands.flatMap((c) => CTXFOLD_FIELD[c]) : []),
     ...(commands.includes('serve') ? ['', ...SERVE] : []),
     '',
     ...EXIT_CODES,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `ctxfold compress|validate [options] [FILE|-]`: parse the command line, read the input record
+ * `ctxfold compress|validate|inspect [options] [FILE|-]`: parse the command line, read the input record
  * by record, run the command on each, write each result in the input's shape as soon as it is done. `ctxfold serve` runs the proxy
  * until SIGINT or SIGTERM. Every failure a user can fix is
  * one stderr line and exit 2; anything else is an internal error (exit 70).
@@ -32,7 +32,8 @@ async function main(argv: readonly string[]): Promise<number> {
   if (file === undefined && process.stdin.isTTY) {
     throw new CliError(`no input: give a FILE, "-", or pipe JSON into ctxfold ${command} (see ctxfold --help)`);
   }
-  // Loaded on demand: only compress needs the tokenizer, whose WASM takes a while to load.
+  // Loaded on demand: inspect and compress need the tokenizer, whose WASM takes a while to load.
+  if (command === 'inspect') return (await import('./inspect-command.js')).runInspect(await openInput(file, true), options);
   const run = command === 'compress' ? (await import('./compress-command.js')).createCompressCommand(options) : createValidateCommand(options);
   // Indented output waits for the layout (a one-line document or JSONL); compact output does not.
   return runRecords(await openInput(file, !options.pretty), run, options);
