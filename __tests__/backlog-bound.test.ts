@@ -108,13 +108,13 @@ describe('maxQueuedJobs', () => {
     expect(c.stats().summariesDone).toBe(2);
   });
 
-  test('the default is 32 per concurrency slot', () => {
+  test('the default is 16 per concurrency slot', () => {
     const one = createCompressor({ summarizer: null, counter, concurrency: 3 });
     const two = createCompressor({ summarizer: null, counter });
     open.push(one, two);
-    expect(one.stats().jobs!.maxQueuedJobs).toBe(96);
+    expect(one.stats().jobs!.maxQueuedJobs).toBe(48);
     expect(two.stats().jobs!.maxQueuedJobs).toBe(defaultMaxQueuedJobs(2));
-    expect(defaultMaxQueuedJobs(2)).toBe(64);
+    expect(defaultMaxQueuedJobs(2)).toBe(32);
   });
 
   test.each([-1, 1.5, '5'])('maxQueuedJobs %p is refused, naming the option', (bad) => {

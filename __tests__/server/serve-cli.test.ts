@@ -87,7 +87,7 @@ describe('ctxfold serve', () => {
     expect(r.stdout).toContain('ctxfold serve --upstream URL [options]');
     expect(r.stdout).toContain('[default: sqlite:./ctxfold.db]');
     expect(r.stdout).toMatch(/--upstream-keep-alive-ms N[^\n]*\n?[^\n]*\[default: 4000\]/);
-    expect(r.stdout).toMatch(/--max-queued-jobs N[^\n]*\n?[^\n]*\[default: 64 \(32 per concurrent job\)\]/);
+    expect(r.stdout).toMatch(/--max-queued-jobs N[^\n]*\n?[^\n]*\[default: 32 \(16 per concurrent job\)\]/);
     expect(r.stdout).not.toContain('--pretty');
     expect(r.stdout).not.toContain('Input (FILE');
     // The earlier names still work, but help shows the new ones only.

@@ -340,7 +340,7 @@ export const FLAGS: readonly FlagSpec[] = [
   },
   {
     long: 'max-queued-jobs', value: { name: 'N' },
-    help: { serve: { summary: 'summary jobs waiting for a slot, at most, per window; when full, a request is served as always and its chat\'s job is not queued (it asks again on its next request); 0: run a job only on a free slot', fallback: `${defaultMaxQueuedJobs(2)} (32 per concurrent job)` } },
+    help: { serve: { summary: 'summary jobs waiting for a slot, at most, per window; when full, a request is served as always and its chat\'s job is not queued (it asks again on its next request); 0: run a job only on a free slot', fallback: `${defaultMaxQueuedJobs(2)} (16 per concurrent job)` } },
     apply: (o, raw, flag) => { o.maxQueuedJobs = integer(flag, raw, 0); },
   },
   {

@@ -30,8 +30,8 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
   jobTimeoutMs?: number;
   /**
    * Summary jobs waiting for a concurrency slot, at most (jobs running and a busy chat's
-   * follow-up are not counted). Default 32 per slot (`32 * concurrency`: 64), which keeps the
-   * histories a backlog holds to tens of megabytes at 2,000-message chats; 0 queues none. When the
+   * follow-up are not counted). Default 16 per slot (`16 * concurrency`: 32), about what a 30 s
+   * shutdown grace drains at 2,000-message chats; 0 queues none. When the
    * queue is full a new trigger is refused: the request is served as always (its view cut to the
    * budget), no job is queued, and `summary:skipped` (`reason: 'backlog-full'`) says so; the
    * chat's next request triggers again. See docs/shutdown.md.

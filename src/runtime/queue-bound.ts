@@ -4,13 +4,14 @@
  */
 
 /**
- * Queued jobs allowed per concurrency slot by default (64 at the default concurrency of 2). A
- * queued job holds its chat's history (about 1 MB at 2,000 messages), so the default keeps a
- * backlog to tens of megabytes; and a job behind 32 others per slot already waits 32 jobs' time,
- * while its chat, if it comes back, triggers again on its next request. A deeper queue buys
- * nothing but memory and jobs left over at shutdown.
+ * Queued jobs allowed per concurrency slot by default (32 at the default concurrency of 2). A
+ * queued job pins its chat's history (about 1.6 MB of heap at 2,000 messages) even after the
+ * history cache lets it go, so the default backlog pins about 50 MB at most; and a stop rarely
+ * drains more: at 2,000 messages an extractive job takes seconds, so a 30 s grace finishes about
+ * ten. A deeper queue only holds more jobs to abandon at shutdown, while a refused chat loses
+ * nothing (its next request triggers again).
  */
-export const MAX_QUEUED_JOBS_PER_SLOT = 32;
+export const MAX_QUEUED_JOBS_PER_SLOT = 16;
 
 /** The default bound on queued jobs for `concurrency` slots: `MAX_QUEUED_JOBS_PER_SLOT` each. */
 export function defaultMaxQueuedJobs(concurrency: number): number {

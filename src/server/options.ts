@@ -69,7 +69,7 @@ export interface ServerOptions {
   jobTimeoutMs?: number;
   /**
    * Summary jobs waiting for a concurrency slot, at most, per window (`--max-queued-jobs`).
-   * Default 32 per slot (64); when full, a request is served as always and its chat's job is not
+   * Default 16 per slot (32); when full, a request is served as always and its chat's job is not
    * queued (`summary:skipped`, `reason: 'backlog-full'`). See `createCompressor`'s option.
    */
   maxQueuedJobs?: number;
