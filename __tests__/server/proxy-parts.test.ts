@@ -154,19 +154,19 @@ describe('chat ids', () => {
 });
 
 describe('compressor job counts (the queue-depth and lock metrics)', () => {
-  test('waiting, running and coalesced follow what the scheduler does, and are zero once drained', async () => {
+  test('waiting, running, coalesced and queued follow what the scheduler does, and are zero once drained', async () => {
     const summarizer = scriptedSummarizer(() => 150);
     const c = createCompressor({ maxContextTokens: 3_000, summarizer, concurrency: 1 });
     const history = generateConversation({ messages: 100, seed: 4 });
-    expect(c.stats().jobs).toEqual({ waiting: 0, running: 0, coalesced: 0 });
+    expect(c.stats().jobs).toEqual({ waiting: 0, running: 0, coalesced: 0, queued: 0, queuedPeak: 0, maxQueuedJobs: 16, backlogFull: 0 });
     expect(c.schedule('a', history)).toBe('started'); // runs at once: a free slot
     expect(c.schedule('b', history)).toBe('started'); // waits for the slot
-    expect(c.stats().jobs).toEqual({ waiting: 1, running: 1, coalesced: 0 });
+    expect(c.stats().jobs).toEqual({ waiting: 1, running: 1, coalesced: 0, queued: 1, queuedPeak: 1, maxQueuedJobs: 16, backlogFull: 0 });
     expect(c.schedule('a', history)).toBe('coalesced'); // a's lock is held: one follow-up
     expect(c.schedule('a', history)).toBe('coalesced'); // still one follow-up
-    expect(c.stats().jobs).toEqual({ waiting: 2, running: 1, coalesced: 2 });
+    expect(c.stats().jobs).toEqual({ waiting: 2, running: 1, coalesced: 2, queued: 1, queuedPeak: 1, maxQueuedJobs: 16, backlogFull: 0 }); // a's follow-up takes no queue place yet
     await c.drain();
-    expect(c.stats().jobs).toEqual({ waiting: 0, running: 0, coalesced: 2 });
+    expect(c.stats().jobs).toEqual({ waiting: 0, running: 0, coalesced: 2, queued: 0, queuedPeak: 1, maxQueuedJobs: 16, backlogFull: 0 });
     expect(summarizer.maxConcurrent).toBe(1);
     await c.close();
   });

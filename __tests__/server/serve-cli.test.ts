@@ -81,12 +81,13 @@ describe('ctxfold serve', () => {
     const r = run(['serve', '--help']);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
-    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-context-tokens N', '--compression-threshold-tokens N', '--keep-last N', '--keep-last-yields', '--low-water-mark X', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--upstream-keep-alive-ms N', '--log-level LEVEL', '--summarizer']) {
+    for (const flag of ['--upstream URL', '--port N', '--host ADDR', '--max-context-tokens N', '--compression-threshold-tokens N', '--keep-last N', '--keep-last-yields', '--low-water-mark X', '--store SPEC', '--config FILE', '--upstream-key-env NAME', '--tenant-header NAME', '--chat-id-header NAME', '--max-body-bytes N', '--upstream-timeout-ms N', '--upstream-keep-alive-ms N', '--max-queued-jobs N', '--log-level LEVEL', '--summarizer']) {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain('ctxfold serve --upstream URL [options]');
     expect(r.stdout).toContain('[default: sqlite:./ctxfold.db]');
     expect(r.stdout).toMatch(/--upstream-keep-alive-ms N[^\n]*\n?[^\n]*\[default: 4000\]/);
+    expect(r.stdout).toMatch(/--max-queued-jobs N[^\n]*\n?[^\n]*\[default: 32 \(16 per concurrent job\)\]/);
     expect(r.stdout).not.toContain('--pretty');
     expect(r.stdout).not.toContain('Input (FILE');
     // The earlier names still work, but help shows the new ones only.
@@ -106,6 +107,7 @@ describe('ctxfold serve', () => {
       [['serve', '--upstream', 'http://x/v1', '--pretty'], 'ctxfold: --pretty is not an option of serve'],
       [['serve', '--upstream', 'http://x/v1', 'file.json'], 'ctxfold: serve reads no FILE, got "file.json"'],
       [['serve', '--upstream', 'http://x/v1', '--upstream-keep-alive-ms', '-1'], 'ctxfold: --upstream-keep-alive-ms must be a non-negative integer, got "-1"'],
+      [['serve', '--upstream', 'http://x/v1', '--max-queued-jobs', 'many'], 'ctxfold: --max-queued-jobs must be a non-negative integer, got "many"'],
       [['serve', '--upstream', 'ftp://x'], 'ctxfold: --upstream must be an http:// or https:// base URL such as https://api.openai.com/v1, got "ftp://x"'],
       [['serve', '--upstream', 'http://x/v1', '--upstream-key-env', 'CTXFOLD_TEST_UNSET_KEY'], 'ctxfold: --upstream-key-env CTXFOLD_TEST_UNSET_KEY: that environment variable is not set or empty'],
       [['serve', '--upstream', 'http://x/v1', '--config', '/nonexistent/limits.json'], 'ctxfold: --config: cannot read "/nonexistent/limits.json"'],
@@ -237,7 +239,7 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
       if (summaryCall) setTimeout(answer, 500);
       else answer();
     });
-    const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', `sqlite:${db}`, '--config', config, '--keep-last', '4', '--summarizer', 'llm'], {
+    const serving = await serve(['--upstream', upstream.baseURL, '--port', '0', '--store', `sqlite:${db}`, '--config', config, '--keep-last', '4', '--summarizer', 'llm', '--max-queued-jobs', '8'], {
       CTXFOLD_LLM_BASE_URL: upstream.baseURL, CTXFOLD_LLM_MODEL: 'summary-model', CTXFOLD_LLM_API_KEY: 'sk-summary',
     });
     try {
@@ -254,6 +256,8 @@ try { await startServer({ upstream: 'http://127.0.0.1:9/v1', port: 0, logLevel: 
       expect(await serving.exited).toBe(0);
       const lines = serving.stderr().trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
       expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['listening', 'request', 'shutting down: no new connections, finishing in-flight requests', 'draining summary jobs', 'stopped']));
+      // One line says what became of the summary jobs.
+      expect(lines.map((l) => l.msg)).toContain('summary jobs at shutdown: 1 finished, 0 abandoned (0 running, 0 waiting)');
       expect(serving.stderr()).not.toContain('sk-cli');
       // The summary job finished during the stop, and its state is in the file.
       const store = SqliteStore.open(db);

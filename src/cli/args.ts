@@ -2,6 +2,7 @@ import type { FormatName } from '../formats/lens.js';
 import { SUPPORTED_FORMATS } from '../formats/registry.js';
 import { PROFILES } from '../formats/profiles.js';
 import { DEFAULT_COLLAPSE_MIN_CHARS, DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST, DEFAULT_LOW_WATER_MARK, type ToolOutputTrim } from '../runtime/options.js';
+import { defaultMaxQueuedJobs } from '../runtime/queue-bound.js';
 import { CliError } from './cli-error.js';
 
 /** The subcommands: three read messages (`inspect` writes a page of what a fold did), `serve` runs the proxy. */
@@ -54,6 +55,8 @@ export interface CliOptions {
   bodyMemoryBytes?: number;
   upstreamTimeoutMs?: number;
   upstreamKeepAliveMs?: number;
+  /** serve: summary jobs waiting for a slot, at most, per window. */
+  maxQueuedJobs?: number;
   logLevel?: string;
   /** inspect: the HTML page to write. */
   html?: string;
@@ -358,6 +361,11 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'body-memory-bytes', value: { name: 'N' },
     help: { serve: { summary: 'bytes of recent request bodies kept, so a chat\'s next body parses only what follows the bytes it shares with its last one (0: parse every body whole)', fallback: String(64 * 1024 * 1024) } },
     apply: (o, raw, flag) => { o.bodyMemoryBytes = integer(flag, raw, 0); },
+  },
+  {
+    long: 'max-queued-jobs', value: { name: 'N' },
+    help: { serve: { summary: 'summary jobs waiting for a slot, at most, per window; when full, a request is served as always and its chat\'s job is not queued (it asks again on its next request); 0: run a job only on a free slot', fallback: `${defaultMaxQueuedJobs(2)} (16 per concurrent job)` } },
+    apply: (o, raw, flag) => { o.maxQueuedJobs = integer(flag, raw, 0); },
   },
   {
     long: 'upstream-timeout-ms', value: { name: 'N' },

@@ -65,6 +65,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       bodyMemoryBytes: options.bodyMemoryBytes,
       upstreamTimeoutMs: options.upstreamTimeoutMs,
       upstreamKeepAliveMs: options.upstreamKeepAliveMs,
+      maxQueuedJobs: options.maxQueuedJobs,
       logLevel: options.logLevel as never,
     });
   } catch (error) {

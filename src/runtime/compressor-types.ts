@@ -29,6 +29,15 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
   /** A summary job is aborted after this long. Default 120 000 ms. */
   jobTimeoutMs?: number;
   /**
+   * Summary jobs waiting for a concurrency slot, at most (jobs running and a busy chat's
+   * follow-up are not counted). Default 16 per slot (`16 * concurrency`: 32), about what a 30 s
+   * shutdown grace drains at 2,000-message chats; 0 queues none. When the
+   * queue is full a new trigger is refused: the request is served as always (its view cut to the
+   * budget), no job is queued, and `summary:skipped` (`reason: 'backlog-full'`) says so; the
+   * chat's next request triggers again. See docs/shutdown.md.
+   */
+  maxQueuedJobs?: number;
+  /**
    * `silent` (default): a failed summary is reported through `summary:failed` only. `raise`: also
    * makes the next `drain()` reject with the failures. Requests are served either way.
    */
@@ -130,7 +139,11 @@ export interface CompressorEvents {
    * chat keeps the summary it had (its history is intact); the next process summarizes it again.
    */
   'summary:abandoned': { readonly chatId: string; readonly stage: 'running' | 'waiting' };
-  /** A job was not run: another process holds the chat's lease (stores with leases, e.g. `RedisStore`). */
+  /**
+   * A job was not run: another process holds the chat's lease (`leased-elsewhere`, stores with
+   * leases such as `RedisStore`), the chat's last jobs failed (`failing`), or `maxQueuedJobs` jobs
+   * were already queued (`backlog-full`, with `queued`). The chat keeps its summary; its next trigger asks again.
+   */
   'summary:skipped': SummarySkippedEvent;
   /** A response carried the provider's input token count: ctxfold's estimate against it. */
   calibration: CalibrationSample;
@@ -146,7 +159,7 @@ export interface CompressorStats {
   readonly summariesDone: number;
   readonly summariesFailed: number;
   readonly summariesStale: number;
-  /** Jobs not run because another process held the chat's lease (stores with leases, e.g. `RedisStore`). */
+  /** Jobs not run (`summary:skipped`): the chat's lease held elsewhere, its jobs failing, or the queue full. */
   readonly summariesSkipped: number;
   /** Responses whose usage was read, and per model the mean ratio of ctxfold's estimate to the billed input tokens. */
   readonly calibration: CalibrationStats;
@@ -165,6 +178,14 @@ export interface CompressorJobStats {
   readonly running: number;
   /** Triggers that found their chat's job busy and were folded into its follow-up (the chat's lock was held). */
   readonly coalesced: number;
+  /** Jobs waiting for a concurrency slot now (a busy chat's follow-up not counted until its turn): never more than `maxQueuedJobs`. */
+  readonly queued: number;
+  /** The most jobs that waited for a slot at once since creation. */
+  readonly queuedPeak: number;
+  /** The bound on `queued` (the option, or its default). */
+  readonly maxQueuedJobs: number;
+  /** Jobs refused since creation because `maxQueuedJobs` were already queued (`summary:skipped`, `reason: 'backlog-full'`). */
+  readonly backlogFull: number;
 }
 
 /** What `createCompressor` returns. */
@@ -194,7 +215,8 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
   /**
    * Asks for a background summary of this history when it is over the threshold and a summary is
    * of use (as `afterResponse`). Never waits for it. `'backoff'`: passed over, the chat's last jobs
-   * failed in a row (`summary:skipped` with `reason: 'failing'`).
+   * failed in a row (`summary:skipped` with `reason: 'failing'`). `'backlog-full'`: not queued,
+   * `maxQueuedJobs` jobs already wait (`summary:skipped` with `reason: 'backlog-full'`).
    */
   schedule(chatId: string, messages: unknown[]): TriggerOutcome | 'not-needed';
   /** Waits until no summary job runs or is queued. Rejects in `raise` mode when jobs failed since the last drain, with a `SummaryJobsError` (code `CTXFOLD_SUMMARY_JOBS`) holding them. */

@@ -124,13 +124,17 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
 
   const scheduler = new ChatScheduler<unknown[]>(
     (chatId, messages, signal, control) => (jobCounts.started(chatId), job(chatId, messages, signal, control).finally(() => jobCounts.finished())),
-    { concurrency: o.concurrency, jobTimeoutMs: o.jobTimeoutMs },
+    { concurrency: o.concurrency, jobTimeoutMs: o.jobTimeoutMs, maxQueuedJobs: o.maxQueuedJobs },
     {
       onError: (chatId, error) => {
         if (failMode === 'raise') failures.push(error);
         emit('summary:failed', { chatId, error });
       },
       onBackoff: (chatId, failures) => emit('summary:skipped', { chatId, reason: 'failing', failures }),
+      onBacklogFull: (chatId, queued) => {
+        jobCounts.refused();
+        emit('summary:skipped', { chatId, reason: 'backlog-full', queued });
+      },
       onAbandoned: (chatId, stage) => emit('summary:abandoned', { chatId, stage }),
       onUnsettled: (chatId) => emit('warning', { code: 'close-commit-unsettled', chatId, message: 'close() stopped waiting while this chat\'s summary was being written: whether it landed is up to the store' }),
       countsAsFailing: (error) => !(error instanceof StoreError),
@@ -377,7 +381,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       jobCounts.clear();
       await store.close();
     },
-    stats: () => ({ ...counters, calibration: calibration.stats(), jobs: jobCounts.stats() }),
+    stats: () => ({ ...counters, calibration: calibration.stats(), jobs: jobCounts.stats({ queued: scheduler.queued, queuedPeak: scheduler.queuedPeak, maxQueuedJobs: scheduler.maxQueuedJobs }) }),
     on(event, listener) {
       events.on(event, listener as (payload: unknown) => void);
       return () => events.off(event, listener as (payload: unknown) => void);

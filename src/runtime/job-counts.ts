@@ -12,6 +12,7 @@ export class JobCounts {
   private readonly followUps = new Set<string>();
   private running = 0;
   private coalesced = 0;
+  private backlogFull = 0;
   private triggering: string | undefined;
   private ranAtOnce = false;
 
@@ -45,14 +46,22 @@ export class JobCounts {
     this.running--;
   }
 
+  /** A job was refused because the queue was full (a new trigger, or a follow-up whose turn came then). */
+  refused(): void {
+    this.backlogFull++;
+  }
+
   /** The scheduler closed: what was still waiting never starts. */
   clear(): void {
     this.waiting.clear();
     this.followUps.clear();
   }
 
-  /** Jobs waiting (a first job or a follow-up), running, and triggers coalesced so far. */
-  stats(): CompressorJobStats {
-    return { waiting: this.waiting.size + this.followUps.size, running: this.running, coalesced: this.coalesced };
+  /**
+   * Jobs waiting (a first job or a follow-up), running, triggers coalesced and jobs refused so far;
+   * `queue` is the scheduler's own figures (jobs waiting for a slot now, their peak, the bound).
+   */
+  stats(queue: Pick<CompressorJobStats, 'queued' | 'queuedPeak' | 'maxQueuedJobs'>): CompressorJobStats {
+    return { waiting: this.waiting.size + this.followUps.size, running: this.running, coalesced: this.coalesced, backlogFull: this.backlogFull, ...queue };
   }
 }

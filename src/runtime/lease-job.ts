@@ -14,7 +14,9 @@ export type SummarySkippedEvent =
   /** Another holder has the chat's lease: a job in another process, or the lease of a process that died, until it lapses. */
   | { readonly chatId: string; readonly reason: 'leased-elsewhere' }
   /** The chat's last `failures` jobs failed in a row; a later trigger tries again. */
-  | { readonly chatId: string; readonly reason: 'failing'; readonly failures: number };
+  | { readonly chatId: string; readonly reason: 'failing'; readonly failures: number }
+  /** `queued` jobs (the compressor's `maxQueuedJobs`) were already waiting for a slot; the chat's next trigger asks again. */
+  | { readonly chatId: string; readonly reason: 'backlog-full'; readonly queued: number };
 
 /** What `leasedJob` tells its owner. */
 export interface LeaseJobHooks {

@@ -107,6 +107,7 @@ const compressorSchema = z.strictObject({
   }).optional(),
   concurrency: integer(1),
   jobTimeoutMs: integer(1),
+  maxQueuedJobs: integer(0),
   summaryFailMode: z.enum(['silent', 'raise'], { error: (issue) => `must be "silent" or "raise", got ${describe(issue.input)}` }).optional(),
   chatId: z.custom<unknown>((v) => typeof v === 'function', { error: (issue) => `must be a function (request) => string | undefined, got ${describe(issue.input)}` }).optional(),
   historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
@@ -358,6 +359,7 @@ export interface CompressorFields<R> {
   readonly summarizer?: unknown;
   readonly concurrency?: number;
   readonly jobTimeoutMs?: number;
+  readonly maxQueuedJobs?: number;
   readonly summaryFailMode?: 'silent' | 'raise';
   readonly chatId?: (request: R) => string | undefined;
   readonly historyCache?: HistoryCache;

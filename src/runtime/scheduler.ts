@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import { CtxfoldError, InputError, type CtxfoldErrorCode } from '../errors.js';
+import { defaultMaxQueuedJobs } from './queue-bound.js';
 
 /**
  * The work a scheduled job does for one chat; it must stop when `signal` aborts. A job that
@@ -37,13 +38,20 @@ export interface SchedulerOptions {
   readonly concurrency?: number;
   /** A job is aborted after this long and counts as failed. Default 120 s. */
   readonly jobTimeoutMs?: number;
+  /**
+   * Jobs waiting for a concurrency slot, at most: a trigger that would queue one more is refused
+   * (`'backlog-full'`). Default `defaultMaxQueuedJobs(concurrency)`; 0 queues none (a job runs
+   * only on a free slot).
+   */
+  readonly maxQueuedJobs?: number;
 }
 
 /**
- * How a trigger was taken: a new job started, folded into the one running for that chat, or
- * passed over because the chat's last jobs failed (`backoff`, see `ChatScheduler`).
+ * How a trigger was taken: a new job started (running, or queued for a slot), folded into the one
+ * running for that chat, passed over because the chat's last jobs failed (`backoff`, see
+ * `ChatScheduler`), or refused because `maxQueuedJobs` jobs were already queued (`backlog-full`).
  */
-export type TriggerOutcome = 'started' | 'coalesced' | 'closed' | 'backoff';
+export type TriggerOutcome = 'started' | 'coalesced' | 'closed' | 'backoff' | 'backlog-full';
 
 /**
  * Triggers passed over after `failures` jobs of a chat failed in a row: none after the first
@@ -73,6 +81,12 @@ export interface SchedulerHooks {
   readonly onUnsettled?: (chatId: string) => void;
   /** A trigger was passed over: the chat's last `failures` jobs failed in a row (`triggersPassedOver`). */
   readonly onBackoff?: (chatId: string, failures: number) => void;
+  /**
+   * A job was not queued: `queued` jobs (the bound) were already waiting for a slot. Either a new
+   * trigger, or a chat's follow-up whose turn came while the queue was full; the chat's next
+   * trigger asks again.
+   */
+  readonly onBacklogFull?: (chatId: string, queued: number) => void;
   /**
    * Whether a failure counts toward the chat's backoff. Default: every failure. The compressor
    * leaves out store failures: those are the store's, not the chat's, and a job is retried at once
@@ -153,6 +167,14 @@ class JobTimeoutError extends CtxfoldError {
  * `n` failures in a row, `triggersPassedOver(n)` triggers are passed over before the next attempt,
  * and one job that succeeds clears the count. A failure leaves the chat's state as it was, so
  * nothing is lost by waiting; what is saved is a failing, possibly paid, call per request.
+ *
+ * The queue is bounded: at most `maxQueuedJobs` jobs wait for a slot at any time (`queued`). When
+ * it is full, the newest trigger is refused rather than an older job dropped: the jobs queued
+ * first have waited longest and are nearest to running, and a refused chat loses nothing (its
+ * view is served as always, and its next request triggers again). A trigger on a busy chat is
+ * still folded into that chat's follow-up, which takes no queue place until its turn; if the
+ * queue is full at that moment (new triggers arrived while the chat's job ended), the follow-up
+ * is refused the same way.
  */
 export class ChatScheduler<P> {
   private readonly slots = new Map<string, ChatSlot<P>>();
@@ -161,6 +183,12 @@ export class ChatScheduler<P> {
   private readonly running = new Set<Promise<void>>();
   private readonly active = new Set<Active>();
   private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly maxQueued: number;
+  /** Jobs handed to the queue whose work has not begun (waiting for a slot). */
+  private waitingForSlot = 0;
+  /** The most jobs ever waiting for a slot at once. */
+  private waitingPeak = 0;
   private closed = false;
   /** Set when the grace ran out: queued jobs are refused from then on. */
   private abandoning = false;
@@ -170,7 +198,30 @@ export class ChatScheduler<P> {
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new InputError('options.concurrency', `must be an integer >= 1, got ${concurrency}`);
     this.timeoutMs = options.jobTimeoutMs ?? 120_000;
     if (!(this.timeoutMs > 0)) throw new InputError('options.jobTimeoutMs', `must be > 0, got ${this.timeoutMs}`);
+    this.concurrency = concurrency;
+    this.maxQueued = options.maxQueuedJobs ?? defaultMaxQueuedJobs(concurrency);
+    if (!Number.isSafeInteger(this.maxQueued) || this.maxQueued < 0) throw new InputError('options.maxQueuedJobs', `must be an integer >= 0, got ${this.maxQueued}`);
     this.queue = new PQueue({ concurrency });
+  }
+
+  /** Jobs waiting for a concurrency slot now; never more than `maxQueuedJobs`. */
+  get queued(): number {
+    return this.waitingForSlot;
+  }
+
+  /** The most jobs that waited for a slot at once, since creation. */
+  get queuedPeak(): number {
+    return this.waitingPeak;
+  }
+
+  /** The bound on `queued` (`maxQueuedJobs`, or its default). */
+  get maxQueuedJobs(): number {
+    return this.maxQueued;
+  }
+
+  /** True when a job handed to the queue now would wait (no slot free), and `maxQueuedJobs` already do. */
+  private full(): boolean {
+    return this.waitingForSlot >= this.maxQueued && (this.waitingForSlot > 0 || this.queue.pending >= this.concurrency);
   }
 
   /** Asks for a job on `chatId` with `payload`. Never waits for the job. */
@@ -182,6 +233,10 @@ export class ChatScheduler<P> {
       return 'coalesced';
     }
     if (this.passOver(chatId)) return 'backoff';
+    if (this.full()) {
+      this.hooks.onBacklogFull?.(chatId, this.waitingForSlot);
+      return 'backlog-full';
+    }
     const slot: ChatSlot<P> = {};
     this.slots.set(chatId, slot); // the check above and this take are one synchronous step
     const run = this.drive(chatId, slot, payload);
@@ -233,7 +288,7 @@ export class ChatScheduler<P> {
         const current: P = payload;
         slot.next = undefined;
         try {
-          await this.queue.add(() => this.runOnce(chatId, current));
+          await this.enqueue(chatId, current);
           this.failing.delete(chatId);
         } catch (error) {
           if (error instanceof AbandonedJobError) this.hooks.onAbandoned?.(chatId, error.stage);
@@ -252,10 +307,32 @@ export class ChatScheduler<P> {
         }
         // A follow-up that arrived while a failing job ran is a trigger like any other.
         if (payload !== undefined && this.passOver(chatId)) payload = undefined;
+        if (payload !== undefined && this.full()) {
+          this.hooks.onBacklogFull?.(chatId, this.waitingForSlot);
+          payload = undefined;
+        }
       }
     } finally {
       if (this.slots.get(chatId) === slot) this.slots.delete(chatId);
     }
+  }
+
+  /** Hands one job to the queue; it counts as waiting for a slot from then until its work begins. */
+  private enqueue(chatId: string, payload: P): Promise<void> {
+    let begun = false;
+    let counted = false;
+    const done = this.queue.add(() => {
+      begun = true;
+      if (counted) this.waitingForSlot--;
+      return this.runOnce(chatId, payload);
+    });
+    // p-queue begins a task inside `add` when a slot is free: such a job never waited.
+    if (!begun) {
+      counted = true;
+      this.waitingForSlot++;
+      this.waitingPeak = Math.max(this.waitingPeak, this.waitingForSlot);
+    }
+    return done;
   }
 
   /** Records a failed job of `chatId` (the most recent failures stay remembered, up to `MAX_FAILING_CHATS` chats). */

@@ -23,6 +23,8 @@ export interface PoolOptions {
   readonly summarizer: Summarizer | null;
   readonly concurrency?: number;
   readonly jobTimeoutMs?: number;
+  /** Summary jobs waiting for a slot, at most, per window (`createCompressor`'s `maxQueuedJobs`). */
+  readonly maxQueuedJobs?: number;
   /** Recall, as `createCompressor` takes it (the store must keep originals). */
   readonly recall?: CompressorOptions['recall'];
   /** Called once for each compressor the pool makes (to subscribe to its events). */
@@ -35,12 +37,43 @@ export interface CompressorPool {
   forModel(model: string | undefined): { readonly compressor: Compressor; readonly limits: ResolvedLimits };
   /** Every compressor made so far. */
   all(): readonly Compressor[];
-  /** Summary jobs waiting and running, and triggers coalesced, across the pool. */
-  jobs(): { waiting: number; running: number; coalesced: number };
+  /** Summary jobs waiting, running and queued for a slot, triggers coalesced, and jobs refused on a full queue, across the pool. */
+  jobs(): PoolJobs;
   /** Store failures seen by requests, across the pool. */
   stats(): readonly CompressorStats[];
-  /** Closes every compressor (waiting for its jobs; aborting them after `graceMs`), then the store. */
-  close(graceMs?: number): Promise<void>;
+  /** Closes every compressor (waiting for its jobs; aborting them after `graceMs`), then the store; resolves with what became of the jobs. */
+  close(graceMs?: number): Promise<ShutdownJobs>;
+}
+
+/** The pool's summary jobs at this moment, summed over its compressors. */
+export interface PoolJobs {
+  waiting: number;
+  running: number;
+  coalesced: number;
+  queued: number;
+  backlogFull: number;
+}
+
+/**
+ * What a pool's `close()` did with the summary jobs it found: `finished` settled during the
+ * close (done, stale or failed; `failed` of them failed), `abandoned` were given up at the grace's
+ * end (`running`: aborted; `waiting`: never started). An abandoned job's chat keeps the summary it had.
+ */
+export interface ShutdownJobs {
+  readonly finished: number;
+  readonly failed: number;
+  readonly abandoned: { readonly running: number; readonly waiting: number };
+}
+
+/** Jobs that settled so far (done, stale or failed), and of them failed, in these stats. */
+function settled(stats: readonly CompressorStats[]): { finished: number; failed: number } {
+  let finished = 0;
+  let failed = 0;
+  for (const s of stats) {
+    finished += s.summariesDone + s.summariesStale + s.summariesFailed;
+    failed += s.summariesFailed;
+  }
+  return { finished, failed };
 }
 
 /**
@@ -73,6 +106,7 @@ export function createCompressorPool(options: PoolOptions): CompressorPool {
   const historyCache = createHistoryCache();
   const store = sharedStore(options.store);
   const byWindow = new Map<string, Compressor>();
+  const abandoned = { running: 0, waiting: 0 };
 
   const forModel = (model: string | undefined) => {
     const limits = limitsFor(model, options.config, options.maxContextTokens, options.compressionThresholdTokens);
@@ -94,8 +128,10 @@ export function createCompressorPool(options: PoolOptions): CompressorPool {
         summarizer: options.summarizer,
         concurrency: options.concurrency,
         jobTimeoutMs: options.jobTimeoutMs,
+        maxQueuedJobs: options.maxQueuedJobs,
         recall: options.recall,
       });
+      compressor.on('summary:abandoned', (e) => { abandoned[e.stage]++; });
       byWindow.set(key, compressor);
       options.onCreate?.(compressor, limits);
     }
@@ -106,20 +142,30 @@ export function createCompressorPool(options: PoolOptions): CompressorPool {
     forModel,
     all: () => [...byWindow.values()],
     jobs() {
-      const total = { waiting: 0, running: 0, coalesced: 0 };
+      const total: PoolJobs = { waiting: 0, running: 0, coalesced: 0, queued: 0, backlogFull: 0 };
       for (const c of byWindow.values()) {
         const jobs = c.stats().jobs;
         if (!jobs) continue;
         total.waiting += jobs.waiting;
         total.running += jobs.running;
         total.coalesced += jobs.coalesced;
+        total.queued += jobs.queued;
+        total.backlogFull += jobs.backlogFull;
       }
       return total;
     },
     stats: () => [...byWindow.values()].map((c) => c.stats()),
     async close(graceMs?: number) {
+      const before = settled([...byWindow.values()].map((c) => c.stats()));
+      const abandonedBefore = { ...abandoned };
       await Promise.allSettled([...byWindow.values()].map((c) => c.close(graceMs)));
+      const after = settled([...byWindow.values()].map((c) => c.stats()));
       await options.store.close();
+      return {
+        finished: after.finished - before.finished,
+        failed: after.failed - before.failed,
+        abandoned: { running: abandoned.running - abandonedBefore.running, waiting: abandoned.waiting - abandonedBefore.waiting },
+      };
     },
   };
 }

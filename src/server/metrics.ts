@@ -20,8 +20,8 @@ export interface ProxyMetrics {
 
 /** What the gauges read at scrape time. */
 export interface MetricSources {
-  /** Summary jobs waiting, running, and triggers coalesced (over all compressors). */
-  jobs(): { readonly waiting: number; readonly running: number; readonly coalesced: number };
+  /** Summary jobs waiting, running, triggers coalesced, and jobs refused on a full queue (over all compressors). */
+  jobs(): { readonly waiting: number; readonly running: number; readonly coalesced: number; readonly backlogFull: number };
   /** Requests being served right now, the proxy's own `/metrics` and `/healthz` left out. */
   inFlight(): number;
   /** The body memory: bodies read, history items reused from a chat's last body, bytes held. */
@@ -43,7 +43,7 @@ export function createMetrics(sources: MetricSources): ProxyMetrics {
   const requests = new Counter({ name: 'ctxfold_requests_total', help: 'Requests answered, by route and HTTP status.', labelNames: ['route', 'status'], registers });
   const tokensBefore = new Counter({ name: 'ctxfold_tokens_before_total', help: 'Tokens of the histories received (before folding), by route.', labelNames: ['route'], registers });
   const tokensAfter = new Counter({ name: 'ctxfold_tokens_after_total', help: 'Tokens of the views sent upstream (after folding), by route.', labelNames: ['route'], registers });
-  const summaries = new Counter({ name: 'ctxfold_summaries_total', help: 'Background summary jobs by outcome: started, done, failed, stale (lost the compare-and-set to a newer summary), skipped (another process held the chat\'s lease).', labelNames: ['outcome'], registers });
+  const summaries = new Counter({ name: 'ctxfold_summaries_total', help: 'Background summary jobs by outcome: started, done, failed, stale (lost the compare-and-set to a newer summary), skipped (another process held the chat\'s lease, the chat\'s jobs kept failing, or the queue was full).', labelNames: ['outcome'], registers });
   for (const outcome of ['started', 'done', 'failed', 'stale', 'skipped']) summaries.inc({ outcome }, 0);
   const warnings = new Counter({ name: 'ctxfold_warnings_total', help: 'Compressor warnings by code (store-unavailable: a request was served without its stored summary because the store did not answer).', labelNames: ['code'], registers });
   warnings.inc({ code: 'store-unavailable' }, 0);
@@ -58,6 +58,10 @@ export function createMetrics(sources: MetricSources): ProxyMetrics {
   new Counter({
     name: 'ctxfold_summary_lock_contended_total', help: 'Summary triggers that found their chat\'s job already running or queued (the per-chat lock was held) and were folded into its one follow-up.', registers,
     collect() { this.reset(); this.inc(sources.jobs().coalesced); },
+  });
+  new Counter({
+    name: 'ctxfold_summary_backlog_full_total', help: 'Summary jobs not queued because --max-queued-jobs jobs already waited for a slot (the request was served as always; the chat asks again on its next request).', registers,
+    collect() { this.reset(); this.inc(sources.jobs().backlogFull); },
   });
   new Gauge({
     name: 'ctxfold_body_memory_bytes', help: 'Bytes of recent request bodies kept so a chat\'s next body parses only what it added (--body-memory-bytes bounds it).', registers,

@@ -68,6 +68,12 @@ export interface ServerOptions {
   /** A summary job is aborted after this long. Default 120 000 ms. */
   jobTimeoutMs?: number;
   /**
+   * Summary jobs waiting for a concurrency slot, at most, per window (`--max-queued-jobs`).
+   * Default 16 per slot (32); when full, a request is served as always and its chat's job is not
+   * queued (`summary:skipped`, `reason: 'backlog-full'`). See `createCompressor`'s option.
+   */
+  maxQueuedJobs?: number;
+  /**
    * The upstream's API key, when the proxy holds it: it is sent upstream on every request (as
    * `Authorization: Bearer`, or `x-api-key` on `/v1/messages`) in place of any key the caller
    * sent, and the tenant comes from the `tenantHeader` header.

@@ -73,6 +73,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     summarizer: options.summarizer === undefined ? createExtractiveSummarizer() : options.summarizer,
     concurrency: options.concurrency,
     jobTimeoutMs: options.jobTimeoutMs,
+    maxQueuedJobs: options.maxQueuedJobs,
     recall: options.recall,
     onCreate: (compressor, limits) => {
       metrics.watch(compressor);
@@ -192,7 +193,12 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
         agent.destroy();
         const jobs = pool.jobs();
         logger.info({ waiting: jobs.waiting, running: jobs.running }, 'draining summary jobs');
-        await pool.close(options.shutdownGraceMs);
+        const ended = await pool.close(options.shutdownGraceMs);
+        const { running, waiting } = ended.abandoned;
+        logger.info(
+          { finished: ended.finished, failed: ended.failed, abandonedRunning: running, abandonedWaiting: waiting },
+          `summary jobs at shutdown: ${ended.finished} finished${ended.failed > 0 ? ` (${ended.failed} failed)` : ''}, ${running + waiting} abandoned (${running} running, ${waiting} waiting)${running + waiting > 0 ? ': their chats keep the summary they had' : ''}`,
+        );
         logger.info('stopped');
       })();
       return closed;
