@@ -14,7 +14,6 @@ import type { ResolvedCompressOptions } from './options.js';
 import { inSlices } from './slices.js';
 import { widenFold } from './wide-fold.js';
 import { lastUserGroupStart } from '../core/boundary.js';
-import { reportsFacts } from '../summarize/summarizer.js';
 
 /** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
 const RENDER_OVERHEAD_TOKENS = 16;
@@ -147,9 +146,11 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   if (!range || range.end <= range.start) return;
   const { start } = range;
   // Wider ends the fold may take in when its summary has to leave facts out (`widenFold`): the
-  // kept tail, then (unless it must stay) up to the last user turn.
+  // kept tail, then (unless it must stay) up to the last user turn. Only for a summarizer whose
+  // own summaries state their facts (`reportsFacts`, the extractive one): each wider attempt is a
+  // summarizer call, and a model's calls are paid for on every fold of every chat.
   const lastTurn = report.heldUserTurn?.start ?? lastUserGroupStart(grouping);
-  const widths = reportsFacts(ctx.summarizer)
+  const widths = ctx.summarizer.reportsFacts === true
     ? [report.tailStart, ...(ctx.planning.plan.keepLastYields === false ? [] : [lastTurn])].filter((e, k, all) => e > range.end && all.indexOf(e) === k)
     : [];
   const widest = Math.max(range.end, ...widths);
