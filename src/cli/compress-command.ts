@@ -44,6 +44,9 @@ export function summarizerOf(choice: SummarizerChoice, counter: TokenCounter, en
   return createLlmSummarizer({ baseURL, model, apiKey: env.CTXFOLD_LLM_API_KEY, retryRefused: false });
 }
 
+/** The token-count memo of a CLI run (the library's default is 32 MiB): see `createCompressCommand`. */
+export const CLI_COUNT_CACHE_BYTES = 4 * 1024 * 1024;
+
 /**
  * `ctxfold compress`, one record at a time: its messages become the view, and `ctxfold` holds the
  * report. One token counter serves the whole run, so a text seen in one record is never encoded
@@ -58,7 +61,9 @@ export function createCompressCommand(options: CliOptions): RecordCommand {
     throw new CliError(`--summarizer ${options.summarizer} needs --compression-threshold-tokens N (the token count at which to summarize)`);
   }
   const base = compressOptionsOf(options);
-  const counter = createTokenCounter({ model: options.model });
+  // A command reads one record after another, mostly of different chats: a small memo keeps what
+  // repeats across records (a shared system prompt) and keeps memory bounded on a large input.
+  const counter = createTokenCounter({ model: options.model, cacheMaxBytes: CLI_COUNT_CACHE_BYTES });
   const summarizer = summarizerOf(options.summarizer, counter);
   /** Set when the summarizer could not be reached: the rest of the run goes without it, said once. */
   let unreachable: string | undefined;

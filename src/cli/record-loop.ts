@@ -3,6 +3,7 @@ import { CliError, EXIT, oneLine } from './cli-error.js';
 import type { OpenedInput } from './input-stream.js';
 import { renderOutput, writeChunk, type RecordCommand } from './output.js';
 import { createProgress } from './progress.js';
+import { createHeapKeeper } from './heap-keeper.js';
 
 /**
  * Runs `command` over the input a record at a time: each output is written (waiting for the
@@ -22,7 +23,9 @@ export async function runRecords(input: OpenedInput, command: RecordCommand, opt
   };
   let done = 0;
   let bad = 0;
+  const keepHeap = createHeapKeeper();
   for await (const item of input.items) {
+    keepHeap();
     if (item.error) {
       bad++;
       say([item.error.message]);
