@@ -37,14 +37,23 @@ type Loose = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const SELF = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
 
-/** The module, or undefined after printing how to install it. */
-async function load(name: string): Promise<Loose | undefined> {
+/**
+ * The module, or undefined after printing how to install it. `has` names an export the comparison
+ * needs: an older major version that another package pulled in (without it) is skipped too.
+ */
+async function load(name: string, has?: string): Promise<Loose | undefined> {
+  let mod: Loose;
   try {
-    return await import(name);
+    mod = await import(name);
   } catch {
     line(`- ${name}: not installed: npm i --no-save ${name}`);
     return undefined;
   }
+  if (has !== undefined && mod[has] === undefined) {
+    line(`- ${name} ${versionOf(name)} has no \`${has}\` export: npm i --no-save ${name}@latest`);
+    return undefined;
+  }
+  return mod;
 }
 
 function versionOf(name: string): string {
@@ -192,7 +201,7 @@ async function sseParsing(): Promise<void> {
   const total = pieces.reduce((n, p) => n + p.byteLength, 0);
   line(`Stream: 2,000 OpenAI chunk events and [DONE], ${total} bytes in ${pieces.length} pieces of 1–1,500 bytes; one task = the whole stream, each event's data handed over (not JSON-parsed).`);
   line();
-  const esp = await load('eventsource-parser');
+  const esp = await load('eventsource-parser', 'createParser');
   let events = 0;
   const tasks: Record<string, () => unknown> = {
     'ctxfold server/sse-reader.ts': () => {
@@ -239,7 +248,7 @@ async function boundedCache(): Promise<void> {
   line();
   line(`tokens/text-memo.ts (two-generation approximate LRU, bounded by bytes of text: the token counter's memo, ${DEFAULT_COUNT_CACHE_BYTES / 1024 / 1024} MiB by default) against lru-cache bounded the same way (\`maxSize\` ${DEFAULT_COUNT_CACHE_BYTES} with \`sizeCalculation\` 2 bytes a character). Workload: message texts of 40–800 characters, looked up with \`get\` and \`set\` on a miss, as the counter does; one task = 10,000 lookups, keys drawn so about 90% hit. Memory: heap growth while a fresh cache is filled with every key (the keys exist beforehand), per entry, at 10,000 keys (at 100,000 the texts exceed 32 MiB and both evict: TextMemo drops its old generation whole, so it holds between half and all of its bound); one run, so a rough figure.`);
   line();
-  const lru = await load('lru-cache');
+  const lru = await load('lru-cache', 'LRUCache');
   const make: Record<string, () => CacheLike> = { 'ctxfold TextMemo': () => new TextMemo<number>(DEFAULT_COUNT_CACHE_BYTES) };
   if (lru) make[`lru-cache ${versionOf('lru-cache')}`] = () => new lru.LRUCache({ maxSize: DEFAULT_COUNT_CACHE_BYTES, sizeCalculation: (_v: number, k: string) => 2 * k.length });
   line('| cache | keys (held after filling) | lookups/s (90% hits) | set-only fill, ns per entry | bytes per entry (excl. keys) |');
@@ -405,7 +414,7 @@ async function upstreamClient(): Promise<void> {
   line();
   line(`A loopback upstream (node:http in another process, keepAliveTimeout left at Node's 5 s) answering a fixed chat.completion; 2,000 POSTs of ${REQUEST_BODY.length} bytes at 20 concurrent, in two bursts of 1,000 with 4.95 s between them (idle pooled connections race the upstream closing them), after 400 unmeasured; before them, 1,000 on one connection after another (as proxy-load.ts times the proxy's latency goals). Each call reads the whole answer. The clients take turns, twice, the second round reported.`);
   line();
-  const undici = await load('undici');
+  const undici = await load('undici', 'Pool');
   const { child, port } = await startChild('upstream');
   const origin = `http://127.0.0.1:${port}`;
   const body = Buffer.from(REQUEST_BODY);
