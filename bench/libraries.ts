@@ -18,7 +18,7 @@ import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs as nodeParseArgs } from 'node:util';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { Bench } from 'tinybench';
 import { parseArgs as ctxfoldParseArgs } from '../src/cli/args.js';
@@ -139,7 +139,7 @@ async function argParsing(): Promise<void> {
   if (yargsMod) tasks[`yargs ${versionOf('yargs')}`] = () => yargsProgram(ARGV).parseSync();
   const rows = await timeTasks(tasks);
   const imports: Record<string, string> = {
-    'ctxfold cli/args.ts': pathToFileURL(fileURLToPath(new URL('../src/cli/args.js', import.meta.url))).href,
+    'ctxfold cli/args.ts': new URL('../src/cli/args.js', import.meta.url).href,
     'node:util parseArgs': 'node:util',
     [`commander ${versionOf('commander')}`]: 'commander',
     [`yargs ${versionOf('yargs')}`]: 'yargs',
@@ -380,7 +380,7 @@ interface LoadFigures {
 }
 
 /** `total` calls of `one`, `concurrency` at a time; `pauseMs` between the two halves (0: none). */
-async function load2(one: () => Promise<void>, total: number, concurrency: number, pauseMs = 0): Promise<LoadFigures> {
+async function underLoad(one: () => Promise<void>, total: number, concurrency: number, pauseMs = 0): Promise<LoadFigures> {
   const latencies: number[] = [];
   let errors = 0;
   let wall = 0;
@@ -450,9 +450,9 @@ async function upstreamClient(): Promise<void> {
   const figures: Record<string, { one: LoadFigures; twenty: LoadFigures }> = {};
   for (let round = 0; round < 2; round++) {
     for (const [name, one] of Object.entries(clients)) {
-      await load2(one, 400, 20);
-      const single = await load2(one, 1000, 1);
-      figures[name] = { one: single, twenty: await load2(one, 2000, 20, 4950) };
+      await underLoad(one, 400, 20);
+      const single = await underLoad(one, 1000, 1);
+      figures[name] = { one: single, twenty: await underLoad(one, 2000, 20, 4950) };
     }
   }
   line('| client | 1 connection: p50 ms | p99 ms | 20 concurrent: p50 ms | p99 ms | requests/s | errors (both) |');
@@ -487,8 +487,8 @@ async function httpServer(): Promise<void> {
   const figures: Record<string, LoadFigures> = {};
   for (let round = 0; round < 2; round++) {
     for (const s of servers) {
-      await load2(call(s.port), 1000, 20);
-      figures[s.kind === 'node' ? 'node:http (ctxfold\'s way)' : `fastify ${versionOf('fastify')}`] = await load2(call(s.port), 2000, 20);
+      await underLoad(call(s.port), 1000, 20);
+      figures[s.kind === 'node' ? 'node:http (ctxfold\'s way)' : `fastify ${versionOf('fastify')}`] = await underLoad(call(s.port), 2000, 20);
     }
   }
   line('| server | p50 ms | p99 ms | requests/s | errors |');
