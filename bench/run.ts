@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
- * `npm run bench [-- --quick] [-- --economy]`: ctxfold against LangChain trimMessages, the AI SDK's
+ * `npm run bench [-- --quick] [-- --economy] [-- --libraries]`: ctxfold against LangChain trimMessages, the AI SDK's
  * pruneMessages + a budget cut, slice(-N) and JSON.parse, on the shared corpus and on generated
  * histories of 1k–100k messages, cold and replayed. Prints progress and a table, writes
  * bench/results/latest.json and latest.svg (a `--quick` run writes quick.json and quick.svg instead,
  * so it never replaces the full figures docs/benchmarks.md cites). The full run also measures each
  * adapter's overhead and the economy (fact retention, simulated prompt cache and bill);
  * `--economy` measures only the economy and writes bench/results/economy.json and economy.md
- * (`--economy --quick`: economy-quick.*). See bench/README.md for each figure.
+ * (`--economy --quick`: economy-quick.*); `--libraries` only compares ctxfold's own parsers, cache,
+ * retry, client and server with the usual libraries (bench/libraries.ts, libraries.md).
+ * See bench/README.md for each figure.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -251,6 +253,7 @@ async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   if (process.argv.includes('--economy')) return economyOnly(quick);
   if (process.argv.includes('--small')) return smallOnly(quick);
+  if (process.argv.includes('--libraries')) return (await import('./libraries.js')).compareLibraries();
   const config = quick ? QUICK : FULL;
   const machine = machineInfo();
   const versions = {
