@@ -1,3 +1,4 @@
+import { CtxfoldError } from '../errors.js';
 import type { InspectPage } from './model.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -23,7 +24,7 @@ export function embeddedJson(value: unknown): string {
  * `textContent` in the script, never as markup.
  */
 export function renderPage(page: InspectPage): string {
-  if (PAGE_SCRIPT.includes('</') || PAGE_STYLE.includes('</')) throw new Error('the page script and style must not hold "</"');
+  if (PAGE_SCRIPT.includes('</') || PAGE_STYLE.includes('</')) throw new CtxfoldError('the page script and style must not hold "</"', { code: 'CTXFOLD_INTERNAL' });
   const title = escapeHtml(page.title);
   return [
     '<!doctype html>',
