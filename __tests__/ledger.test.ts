@@ -730,5 +730,5 @@ corpusDescribe(describe)('model summaries on the real conversations', () => {
       expect(b.factsKept!).toBeGreaterThanOrEqual(a.factsKept!);
     }
     expect(compared).toBeGreaterThan(50);
-  }, 60_000);
+  });
 });

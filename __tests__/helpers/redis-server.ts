@@ -69,8 +69,8 @@ function launch(port: number, dir: string, persist: boolean): Promise<ChildProce
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`redis-server on port ${port} was not ready within 5 s: ${output}`));
-    }, 5000);
+      reject(new Error(`redis-server on port ${port} was not ready within 60 s: ${output}`));
+    }, 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString('utf8');
       if (output.includes('Ready to accept connections')) {

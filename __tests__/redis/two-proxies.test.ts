@@ -100,7 +100,7 @@ beforeAll(async () => {
   [a, b] = await Promise.all(['A', 'B'].map((name) => startProxyWorker(name, redis.url, PREFIX, LEASE_MS, upstream.baseURL)));
   // Warm-up (tokenizer, lenses) in both, on a chat of its own, before anything is timed or counted.
   await Promise.all([a, b].map((worker) => clientOf(worker).chat.completions.create({ model: MODEL, messages: historyOf(`warm-${worker.name}`, 2), metadata: { chat_id: `warm-${worker.name}` } })));
-}, 20_000);
+});
 
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
@@ -225,7 +225,7 @@ redisDescribe('two proxy processes sharing one Redis', () => {
     const commits = [...versions.values()].reduce((n, list) => n + list.length, 0);
     const skipped = records.filter((r) => r.e === 'skipped').length;
     process.stdout.write(`two proxies: ${answers.length} requests in ${requestsMs.toFixed(0)} ms with ${CHATS} chats in flight (p50 ${p(answers, 0.5).toFixed(1)} ms, p99 ${p(answers, 0.99).toFixed(1)} ms), ${jobs} leased jobs (up to ${mostAtOnce(records)} at once), ${commits} commits, ${shared} chats folded by both, ${skipped} jobs skipped (leased elsewhere), ${withSummary} views with a summary\n`);
-  }, 20_000);
+  });
 
   test('Redis killed mid-run and restarted: every request still served and valid, summaries resume, state consistent afterwards', async () => {
     const CHATS = 20;
@@ -291,7 +291,7 @@ redisDescribe('two proxy processes sharing one Redis', () => {
       await store.close();
     }
     process.stdout.write(`two proxies, Redis outage: ${answers.length + last.length} requests, ${during.length} served while Redis was down (p99 ${p(during, 0.99).toFixed(1)} ms), ${warnings} store warnings, ${records.filter((r) => r.e === 'commit-failed').length} commits cut, ${after} commits after the restart\n`);
-  }, 20_000);
+  });
 
   test('a proxy killed with SIGKILL mid-summary: its lease lapses and the other proxy folds the chat', async () => {
     problems.length = 0;
@@ -338,5 +338,5 @@ redisDescribe('two proxy processes sharing one Redis', () => {
     }
     expect(await raw.hget(`${PREFIX}{${id}}:state`, 'fence')).toBe(String(fenceOfA + 1));
     expect(problems).toEqual([]);
-  }, 20_000);
+  });
 });
