@@ -1,6 +1,5 @@
 import { compressContext } from '../runtime/compress.js';
 import type { CompressOptions } from '../runtime/options.js';
-import { selectLens } from '../formats/registry.js';
 import { createTokenCounter, summaryTextCounter } from '../tokens/counter.js';
 import { compressWithSummary } from '../runtime/one-shot.js';
 import { createExtractiveSummarizer } from '../summarize/extractive.js';
@@ -14,7 +13,7 @@ import type { CliOptions, SummarizerChoice } from './args.js';
 import { atRecord, atRecordAsync, CliError, EXIT } from './cli-error.js';
 import { whereOf, type InputRecord } from './input.js';
 import { shapeRecord, type RecordCommand, type RecordOutcome } from './output.js';
-import { readingOf } from './record-format.js';
+import { checkedReading } from './record-format.js';
 
 /** The `compressContext` options the flags stand for (no counter yet). */
 export function compressOptionsOf(options: CliOptions): CompressOptions {
@@ -74,12 +73,7 @@ export function createCompressCommand(options: CliOptions): RecordCommand {
 
   const one = async (record: InputRecord): Promise<RecordOutcome> => {
     const where = whereOf(record);
-    // The record is checked before any work: a bad one costs no tokenizing.
-    const { format, provider, instructions } = atRecord(where, () => {
-      const reading = readingOf(record, options, where);
-      selectLens(record.messages, reading.format, record.field);
-      return reading;
-    });
+    const { format, provider, instructions } = checkedReading(record, options, where);
     const own = { ...base, format, provider, instructions, counter };
     const diagnostics: string[] = [];
     /** What repair changed (one line each, not with --quiet) and, said even with --quiet, a view the provider would reject. */

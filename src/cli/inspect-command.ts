@@ -1,5 +1,4 @@
 import { writeFile } from 'node:fs/promises';
-import { selectLens } from '../formats/registry.js';
 import { validateMessages, type ProfileName } from '../formats/profiles.js';
 import { renderPage } from '../inspect/html.js';
 import { historyModel, type HistoryModel } from '../inspect/model.js';
@@ -12,7 +11,7 @@ import { atRecord, atRecordAsync, CliError, EXIT, oneLine } from './cli-error.js
 import { compressOptionsOf, summarizerOf } from './compress-command.js';
 import { whereOf, type InputRecord } from './input.js';
 import type { OpenedInput } from './input-stream.js';
-import { readingOf } from './record-format.js';
+import { checkedReading } from './record-format.js';
 
 /**
  * `ctxfold inspect --html OUT.html`: every record of the input is planned as `compress` plans it
@@ -38,11 +37,7 @@ export async function runInspect(input: OpenedInput, options: CliOptions): Promi
 
   const one = async (record: InputRecord): Promise<HistoryModel> => {
     const where = whereOf(record);
-    const { format, provider, instructions } = atRecord(where, () => {
-      const reading = readingOf(record, options, where);
-      selectLens(record.messages, reading.format, record.field);
-      return reading;
-    });
+    const { format, provider, instructions } = checkedReading(record, options, where);
     const own = { ...base, format, provider, instructions, counter };
     const original = record.messages as unknown[];
     // compressContext, with what it worked on: the (repaired) history, its lens and groups.

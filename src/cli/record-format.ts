@@ -1,8 +1,8 @@
 import type { FormatName } from '../formats/lens.js';
 import { profileFor } from '../formats/profiles.js';
-import { LENSES } from '../formats/registry.js';
+import { LENSES, selectLens } from '../formats/registry.js';
 import type { CliOptions } from './args.js';
-import { CliError } from './cli-error.js';
+import { atRecord, CliError } from './cli-error.js';
 import { INSTRUCTION_FIELDS, type InputRecord } from './input.js';
 
 /** How one record is read: its format (or `auto`), the provider it is checked against, and its out-of-list instructions. */
@@ -38,4 +38,17 @@ export function readingOf(record: InputRecord, options: Pick<CliOptions, 'format
   const field = record.envelope ? INSTRUCTION_FIELDS.find((f) => Object.hasOwn(record.envelope!, f)) : undefined;
   const instructions: unknown = field === undefined ? undefined : record.envelope![field];
   return { format, provider: options.provider, instructions };
+}
+
+/**
+ * A record checked before any work, as every command reads one: how it is read (`readingOf`) and
+ * that its messages are in that format, any error naming the record (`where`). A bad record
+ * costs no tokenizing.
+ */
+export function checkedReading(record: InputRecord, options: Pick<CliOptions, 'format' | 'provider'>, where: string): RecordReading {
+  return atRecord(where, () => {
+    const reading = readingOf(record, options, where);
+    selectLens(record.messages, reading.format, record.field);
+    return reading;
+  });
 }
