@@ -12,7 +12,9 @@ import { modelRequestEnds } from '../bench/fixtures/conversation.js';
  * replaces took wherever the view after the fold still leaves that share under the trigger (a
  * large result in the kept tail does not cut the ledger back). Judged from outside: the room each
  * `summary:done` event reports against the view the compressor sends right after that fold (the
- * same history compressed again), measured here from the view's own report.
+ * same history compressed again), measured here from the view's own report. Where the fold wrote
+ * its summary longer for the views right after it (`compactTokens`), the view is judged at the
+ * compact size, the one the next turns append to.
  */
 
 const BUDGET = 12_000;
@@ -48,7 +50,16 @@ async function replay(history: OpenAIChatMessage[], lowWaterMark = LOW_WATER): P
         // The same request again, now with the new summary in force: the view right after the fold.
         const after = (await compressor.compress('chat', request)).report;
         expect(after.summary.applied).toBe(true);
-        folds.push({ done: pending, viewTokens: after.tokensAfter, summaryTokens: after.summary.tokens! });
+        // A summary written longer for the views right after the fold: those views stay within
+        // the budget less a share, and what is judged below is the view at its compact size
+        // (frame included), the one the next turns append to.
+        const compact = pending.compactTokens;
+        if (compact !== undefined) {
+          expect(after.tokensAfter).toBeLessThanOrEqual(BUDGET - Math.floor(((1 - lowWaterMark) / 2) * THRESHOLD) + FRAME_SLACK);
+          expect(compact).toBeLessThanOrEqual(pending.allowedTokens!);
+        }
+        const summaryTokens = compact === undefined ? after.summary.tokens! : Math.min(after.summary.tokens!, compact + FRAME_SLACK / 2);
+        folds.push({ done: pending, viewTokens: after.tokensAfter - after.summary.tokens! + summaryTokens, summaryTokens });
         pending = undefined;
       }
     }

@@ -121,6 +121,7 @@ describe('SqliteStore on a real file', () => {
         'chat_id TEXT NOT NULL PK', 'version INTEGER NOT NULL', 'summary TEXT NOT NULL', 'covered_ids TEXT NOT NULL',
         'summarizer TEXT NOT NULL', 'model TEXT',
         'tokens_before INTEGER NOT NULL', 'tokens_after INTEGER NOT NULL', 'created_at TEXT NOT NULL', 'updated_at TEXT NOT NULL',
+        'compact_tokens INTEGER',
       ]);
       const row = raw.prepare('SELECT covered_ids, model FROM chat_state WHERE chat_id = ?').get('a') as { covered_ids: string; model: string };
       expect(JSON.parse(row.covered_ids)).toEqual(stateOf('a', 1).coveredIds);
@@ -164,8 +165,8 @@ describe('SqliteStore on a real file', () => {
     expect(columns).not.toContain('head_length');
   });
 
-  test('a file written in schema 3 by the better-sqlite3 versions opens as is: states, originals and their FTS5 index read back', async () => {
-    expect(SQLITE_SCHEMA_VERSION).toBe(3);
+  test('a file written in schema 3 by the better-sqlite3 versions is migrated to 4 (one column added): states, originals and their FTS5 index read back', async () => {
+    expect(SQLITE_SCHEMA_VERSION).toBe(4);
     const raw = new DatabaseSync(file());
     raw.exec('PRAGMA journal_mode = WAL');
     raw.exec(readFileSync(join(fixtures, 'sqlite-schema-3.sql'), 'utf8'));
@@ -197,14 +198,16 @@ describe('SqliteStore on a real file', () => {
     await store.putOriginals('kept', [{ id: 'm3', index: 3, role: 'user', text: 'Tuesday works for me', raw: '{}' }]);
     expect((await store.searchOriginals('kept', 'tuesday', 5)).map((r) => r.id).sort()).toEqual(['m2', 'm3']);
 
-    // The same schema as a file this version creates: nothing was migrated or added.
+    // The same schema as a file this version creates: schema 3 plus the compact_tokens column.
     const fresh = join(dir, 'fresh.db');
     await track(SqliteStore.open(fresh)).close();
     const [a, b] = [new DatabaseSync(file(), { readOnly: true }), new DatabaseSync(fresh, { readOnly: true })];
     try {
-      expect(schemaOf(a)).toEqual(before);
-      expect(schemaOf(b)).toEqual(before);
-      expect([pragma(a, 'user_version'), pragma(b, 'user_version')]).toEqual([3, 3]);
+      const withColumn = before.map((r) => (r.name === 'chat_state' && typeof r.sql === 'string' ? { ...r, sql: r.sql.replace(/\) STRICT$/, ', compact_tokens INTEGER) STRICT') } : r));
+      expect(schemaOf(a)).toEqual(withColumn);
+      expect(schemaOf(b).map((r) => r.name)).toEqual(withColumn.map((r) => r.name));
+      expect((b.prepare('PRAGMA table_info(chat_state)').all() as { name: string }[]).map((c) => c.name)).toContain('compact_tokens');
+      expect([pragma(a, 'user_version'), pragma(b, 'user_version')]).toEqual([4, 4]);
     } finally {
       a.close();
       b.close();

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { ctxfoldMiddleware, type CtxfoldMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
+import { createExtractiveSummarizer } from '../../src/summarize/extractive.js';
 import { loadAi6, loadAi7, textResult, textStreamParts, toolCallsResult, usage, type Sdk } from '../helpers/ai-sdk-sdk.js';
 import { providerPromptProblems } from '../helpers/ai-sdk-provider-prompt.js';
 
@@ -85,7 +86,8 @@ const recallStreamParts = (id: string, input: unknown) => toolStreamParts(id, 'c
 
 /** A middleware with recall on whose chat "a" already has a summary over its early messages. */
 async function foldedMiddleware(messages: Msg[], rounds?: number) {
-  const mw = ctxfoldMiddleware({ maxContextTokens: 2000, keepLast: 4, recall: rounds === undefined ? true : { rounds }, counter, specificationVersion: sdk.spec });
+  // A summary held to a small size, so the early fact is not in it and only recall can bring it back.
+  const mw = ctxfoldMiddleware({ maxContextTokens: 2000, keepLast: 4, recall: rounds === undefined ? true : { rounds }, counter, specificationVersion: sdk.spec, summarizer: createExtractiveSummarizer({ maxSummaryTokens: 300 }) });
   open.push(mw);
   const first = scriptedModel();
   await sdk.generateText({ model: sdk.wrapLanguageModel({ model: first.model, middleware: mw }), system, messages: messages as never, providerOptions: { ctxfold: { chatId: 'a' } } });

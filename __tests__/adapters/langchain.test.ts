@@ -13,6 +13,7 @@ import { validateMessages } from '../../src/formats/profiles.js';
 import type { CompressReport } from '../../src/runtime/compress.js';
 import { createCompressor } from '../../src/runtime/compressor.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
+import { createExtractiveSummarizer } from '../../src/summarize/extractive.js';
 import { callsTools, RecordingChatModel } from '../helpers/langchain-model.js';
 import { langchainHistory } from '../helpers/langchain-history.js';
 import { pairingProblems } from '../helpers/oracle.js';
@@ -116,7 +117,8 @@ describe('ctxfoldMiddleware: the state stays, the model sees the view', () => {
   test('with recall on, the model gets the recall tool and its recall calls are answered in the middleware: the state never holds them', async () => {
     const FACT = 'Noted: the deploy script reads its settings from /etc/lantern/app.toml, key LX-5520.';
     const history = chatWith(FACT);
-    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: true, counter });
+    // A summary held to a small size, so the early fact is not in it and only recall can bring it back.
+    const { mw } = middleware({ maxContextTokens: 2000, keepLast: 4, recall: true, counter, summarizer: createExtractiveSummarizer({ maxSummaryTokens: 300 }) });
     const script = [answer('first'), () => callsTools([['ctxfold_recall', { query: 'LX-5520' }, 'r1']]), answer('The key is LX-5520.')];
     const model = new RecordingChatModel((messages, call) => (script[call] ?? answer('ok'))());
     const agent = createAgent({ model, tools: [], systemPrompt: 'You are a careful assistant.', middleware: [mw] });

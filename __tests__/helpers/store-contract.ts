@@ -57,6 +57,20 @@ export function stateStoreContract(make: () => StateStore | Promise<StateStore>)
     expect(after?.summary).toBe('summary 2 of a');
   });
 
+  test('compactTokens reads back when set, stays absent when not, and is refused unless a whole number >= 1', async () => {
+    expect(await store.commit(stateOf('a', 1, { compactTokens: 321 }), 0)).toBe(true);
+    expect((await store.get('a'))?.compactTokens).toBe(321);
+    expect(await store.get('a')).toEqual(stateOf('a', 1, { compactTokens: 321 }));
+    // The next version without one: the field is gone, not left over from the last commit.
+    expect(await store.commit(stateOf('a', 2), 1)).toBe(true);
+    expect(await store.get('a')).toEqual(stateOf('a', 2));
+    expect(Object.keys((await store.get('a'))!)).not.toContain('compactTokens');
+    for (const bad of [0, -3, 1.5, Number.NaN, '12' as unknown as number]) {
+      await expect(store.commit(stateOf('a', 3, { compactTokens: bad }), 2)).rejects.toThrow(/state\.compactTokens/);
+    }
+    expect((await store.get('a'))?.version).toBe(2);
+  });
+
   test('state.version must be expectedVersion + 1, and expectedVersion a whole number >= 0', async () => {
     await expect(store.commit(stateOf('a', 3), 0)).rejects.toThrow(/state\.version: must be expectedVersion \+ 1 = 1, got 3/);
     await expect(store.commit(stateOf('a', 1), 1)).rejects.toThrow(/state\.version/);

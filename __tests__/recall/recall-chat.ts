@@ -1,6 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
 import { afterAll, beforeAll } from '@jest/globals';
+import { createExtractiveSummarizer } from '../../src/summarize/extractive.js';
 import { startChatStandIn, type ChatStandIn } from './chat-stand-in.js';
 
 /** A chat of `turns` user/assistant pairs (about 70 tokens each); message #2 (the first answer) holds `fact`. */
@@ -13,9 +14,13 @@ export function recallHistory(turns: number, fact: string): ChatCompletionMessag
   return out;
 }
 
-/** `ctxfold serve --recall` in process before `model`: a 2,000-token window, keepLast 4, quiet; `options` override. */
+/**
+ * `ctxfold serve --recall` in process before `model`: a 2,000-token window, keepLast 4, quiet, and
+ * summaries held to 300 tokens (so the early fact is not in them and only recall brings it back);
+ * `options` override.
+ */
 export function startRecallProxy(model: ChatStandIn, options: Partial<ServerOptions> = {}): Promise<RunningServer> {
-  return startServer({ upstream: model.baseURL, port: 0, store: 'memory', logLevel: 'silent', maxContextTokens: 2000, keepLast: 4, recall: true, ...options });
+  return startServer({ upstream: model.baseURL, port: 0, store: 'memory', logLevel: 'silent', maxContextTokens: 2000, keepLast: 4, recall: true, summarizer: createExtractiveSummarizer({ maxSummaryTokens: 300 }), ...options });
 }
 
 /** Registers a file's stand-in model and recall proxy: started before its tests, closed after them. */

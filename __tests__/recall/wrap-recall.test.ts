@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { InputError } from '../../src/errors.js';
+import { createExtractiveSummarizer } from '../../src/summarize/extractive.js';
 import { createCompressor, type ChatRequest, type Compressor, type CompressorOptions } from '../../src/runtime/compressor.js';
 import { createTokenCounter } from '../../src/tokens/counter.js';
 
@@ -66,7 +67,8 @@ function scripted<Res>(make: (n: number, reply: string | { name: string; argumen
 
 /** A compressor with recall on whose chat "w" has a summary over its early messages. */
 async function summarizedCompressor(messages: Msg[], options: Partial<CompressorOptions<Request>> = {}) {
-  const compressor = createCompressor<Request>({ maxContextTokens: 2000, keepLast: 4, recall: true, counter, ...options });
+  // Summaries held to 300 tokens: the early fact is not in them, only recall brings it back.
+  const compressor = createCompressor<Request>({ maxContextTokens: 2000, keepLast: 4, recall: true, counter, summarizer: createExtractiveSummarizer({ maxSummaryTokens: 300 }), ...options });
   open.push(compressor);
   await compressor.wrap(async () => completion(0, 'first'))({ chatId: 'w', messages });
   await compressor.drain();

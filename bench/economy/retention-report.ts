@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { createTokenCounter, type OpenAIChatMessage } from '../../src/index.js';
 import { DOMAINS } from '../fixtures/domains/index.js';
 import { FAIR_BUDGET_RULE } from '../budget.js';
+import { goalLines } from './retention-goals.js';
 import { measureRetention, type RetentionRow, type RetentionSystem } from './retention.js';
 import { CTXFOLD_BACKGROUND, CTXFOLD_NO_SUMMARY, CTXFOLD_RECALL, CTXFOLD_RECALL_BACKGROUND, NAIVE_CUT, RETENTION_SYSTEMS } from './retention-systems.js';
 
@@ -58,6 +59,8 @@ function table(title: string, rows: readonly RetentionRow[], log: (line: string)
       return `at F = ${s}: ${r ? byKind(r.missedByKind) : '-'}`;
     }).join('; ')}.`);
   }
+  const goals = goalLines(rows);
+  if (goals.length > 0) lines.push('', 'Goals:', ...goals);
   log(lines.join('\n'));
 }
 

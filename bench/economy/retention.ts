@@ -76,6 +76,13 @@ export interface RetentionRow {
   readonly valid: number;
   /** Median of tokens sent / budget. */
   readonly medianSent: number;
+  /**
+   * Median over conversations of the tokens the facts this system's view missed would cost in their
+   * cheapest attributed form (`attributedCost`), and of that over the room above the floor
+   * (`budget - floor`); NaN when no view missed a fact.
+   */
+  readonly missedCostMedian: number;
+  readonly missedCostShareMedian: number;
   /** Share of conversations whose floor (system prompt + last user turn) fits the budget at all. */
   readonly feasible: number;
   /**
@@ -167,6 +174,27 @@ interface Sample {
   sent: number;
   error: boolean;
   missed?: Partial<Record<FactKind, number>>;
+  /** Tokens of the missed facts in their cheapest attributed form (`attributedCost`), and that over the room above the floor. */
+  missedCost?: number;
+  missedCostShare?: number;
+}
+
+/**
+ * Tokens of the cheapest form of `facts` that still says where each came from: the facts of one
+ * message on one line, after that message's label (`[message 12] value; value`), each value as
+ * first written. A lower bound of what any summary naming its sources pays for them (it adds keys,
+ * call names and the text around them).
+ */
+export function attributedCost(facts: readonly Fact[], counter: TokenCounter): number {
+  const bySource = new Map<number, string[]>();
+  for (const f of facts) {
+    const list = bySource.get(f.message);
+    if (list) list.push(f.value);
+    else bySource.set(f.message, [f.value]);
+  }
+  let cost = 0;
+  for (const [message, values] of bySource) cost += counter.text(`\n- [message ${message}] ${values.join('; ')}`);
+  return cost;
 }
 
 /**
@@ -284,7 +312,11 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
             missed[kind] = (missed[kind] ?? 0) + 1;
           }
           const text = JSON.stringify(view);
+          const missingValues = new Set(inView.missing);
+          const missedFacts = facts.filter((f) => missingValues.has(f.value));
+          const missedCost = missedFacts.length > 0 ? attributedCost(missedFacts, counter) : undefined;
           sample = {
+            ...(missedCost === undefined ? {} : { missedCost, missedCostShare: missedCost / Math.max(1, budget - floor) }),
             folded: text.includes('[Summary of') || text.includes('[tool result cleared'),
             announced: system.announcesRecall === false ? undefined : text.includes('ctxfold_recall'),
             kept: inView.share,
@@ -335,6 +367,8 @@ export async function measureRetention(options: RetentionOptions): Promise<Reten
         recallAnnounced: ((folded) => (folded.length === 0 ? Number.NaN : folded.filter((s) => s.announced).length / folded.length))(list.filter((s) => s.folded && s.announced !== undefined)),
         errors: list.filter((s) => s.error).length,
         missedByKind: sumKinds(list),
+        missedCostMedian: percentile(list.map((s) => s.missedCost).filter((x): x is number => x !== undefined), 0.5),
+        missedCostShareMedian: percentile(list.map((s) => s.missedCostShare).filter((x): x is number => x !== undefined), 0.5),
       });
     }
   }

@@ -55,6 +55,12 @@ export interface ResolvedSummary {
   readonly text: string;
   /** Messages in [head end, coveredEnd) are replaced by the summary; must be a group start. */
   readonly coveredEnd: number;
+  /**
+   * The tokens `text` is shortened to (by `shortenSummary`, so the same text every time) once the
+   * whole of it no longer fits beside everything the view keeps after it; the threshold and the
+   * next fold count the summary at most at this size (plus its frame).
+   */
+  readonly compactTokens?: number;
 }
 
 /** What the planner did and why; plain data, safe to serialize. */
@@ -522,8 +528,10 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
   let coveredEnd = hEnd;
   const clipped = summary ? Math.min(Math.max(summary.coveredEnd, hEnd), coverLimit) : hEnd;
   if (summary && clipped < summary.coveredEnd) notes.push('summary covers part of the protected last turn; those messages are sent too');
+  const frame = (text: string) => lens.summaryMessage(summaryMessageText(text, clipped - hEnd), options.summaryRole);
+  const compact = summary?.compactTokens;
+  let frameCost = 0;
   if (summary && summary.text.trim() !== '' && clipped > hEnd) {
-    const frame = (text: string) => lens.summaryMessage(summaryMessageText(text, clipped - hEnd), options.summaryRole);
     let message: M | undefined = frame(summary.text);
     let cost = count(message);
     if (max !== undefined) {
@@ -532,8 +540,10 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
       const room = max - minimumTokens + tailSavings;
       summaryAllowedTokens = Math.max(0, room);
       if (cost > room) {
-        const frameCost = count(frame(''));
-        let target = room - frameCost;
+        frameCost = count(frame(''));
+        // A summary with a compact size is shortened to it wherever that fits: one text for every
+        // request until the next fold, so the prompt prefix stays the same.
+        let target = compact !== undefined ? Math.min(room - frameCost, compact) : room - frameCost;
         message = undefined;
         for (let attempt = 0; attempt < 4 && shortenSummary && target > 0; attempt++) {
           const text = shortenSummary(summary.text, target);
@@ -571,9 +581,29 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     }
   }
 
+  // A summary written longer than a view holds for long is sent whole only while everything kept
+  // after it fits beside it; otherwise in its compact form, never a turn dropped for its length.
+  if (summaryMessage && summary && compact !== undefined && shortenSummary && max !== undefined && total > max) {
+    if (frameCost === 0) frameCost = count(frame(''));
+    if ((summaryTokens ?? 0) > compact + frameCost) {
+      const text = shortenSummary(summary.text, compact);
+      const candidate = text.trim() === '' ? undefined : frame(text);
+      const candidateCost = candidate === undefined ? Infinity : count(candidate);
+      if (candidate !== undefined && candidateCost < (summaryTokens ?? 0)) {
+        total += candidateCost - (summaryTokens ?? 0);
+        notes.push(`summary sent in its compact form (${candidateCost} tokens): the whole of it (${summaryTokens}) does not fit beside the turns after it`);
+        summaryMessage = candidate;
+        summaryTokens = candidateCost;
+        summaryShortened = true;
+      }
+    }
+  }
+  // What the summary counts for the threshold and the next fold: at most its compact size.
+  if (summaryMessage && compact !== undefined && frameCost === 0) frameCost = count(frame(''));
+  const summaryExtra = summaryMessage && compact !== undefined ? Math.max(0, (summaryTokens ?? 0) - compact - frameCost) : 0;
   // What the view costs with the current summary and nothing trimmed: the threshold is checked
   // against this, so a chat is summarized again only once the unsummarized part has grown back.
-  const untrimmed = total;
+  const untrimmed = total - summaryExtra;
   let leadNote: M | undefined;
   let leadNoteAt = -1;
   const replaced = new Map<number, M>();
@@ -738,8 +768,9 @@ function planWith<M>(input: PlanInput<M>, yields: boolean): Plan<M> {
     ? Math.max(coverLimit, Math.min(lastUserGroupStart(grouping), n))
     : coverLimit;
   if (threshold !== undefined && (untrimmed >= threshold || countedFrom > coveredEnd) && coveredEnd < foldLimit) {
-    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, foldLimit, untrimmed, summaryTokens ?? 0, options);
-    const belowStep = countedFrom <= coveredEnd && !foldsAStep(grouping, tokens, coveredEnd, foldLimit, untrimmed, summaryTokens ?? 0, options);
+    const counted = (summaryTokens ?? 0) - summaryExtra;
+    const end = foldEnd(grouping, tokens, coveredEnd, countedFrom, foldLimit, untrimmed, counted, options);
+    const belowStep = countedFrom <= coveredEnd && !foldsAStep(grouping, tokens, coveredEnd, foldLimit, untrimmed, counted, options);
     summarize = max === undefined ? { start: coveredEnd, end } : { start: coveredEnd, end, roomTokens: summaryRoom(grouping, tokens, hEnd, end, max, options.requestOverheadTokens, count(lens.summaryMessage(summaryMessageText('', end - hEnd), options.summaryRole)), tailSavings) };
     if (belowStep) summarize = { ...summarize, belowStep };
   }

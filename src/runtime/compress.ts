@@ -259,7 +259,7 @@ function resolveSummary<M>(
   const end = start + ids.length;
   const aligned = alignCut(grouping, end);
   if (aligned <= start) return { note: 'summary not applied: its coverage ends inside the first group after the head' };
-  return { resolved: { text: summary.text, coveredEnd: aligned }, note: aligned < end ? `summary coverage snapped back from ${end} to group start ${aligned}` : undefined };
+  return { resolved: { text: summary.text, coveredEnd: aligned, ...(summary.compactTokens !== undefined ? { compactTokens: summary.compactTokens } : {}) }, note: aligned < end ? `summary coverage snapped back from ${end} to group start ${aligned}` : undefined };
 }
 
 /**

@@ -255,7 +255,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       } : {}),
       chatId,
       recalled,
-      summary: state ? { text: recallTool ? state.summary + recallNoteSuffix(state.coveredIds.length) : state.summary, coveredIds: state.coveredIds } : undefined,
+      summary: state ? storedSummary(state, recallTool ? recallNoteSuffix(state.coveredIds.length) : '') : undefined,
     });
     // A cleared result's placeholder names the recall tool: its original is kept before the view goes out.
     if (recallTool && analysis.report.collapsed.length > 0) await saveCleared(chatId, analysis);
@@ -273,6 +273,13 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     if (report.repaired.length > 0) emit('repair', { chatId, actions: report.repaired });
     emit('compressed', { chatId, report });
     return result;
+  }
+
+  /** The stored summary as a view applies it, with the recall note's `suffix`; a compact size counts the note too. */
+  function storedSummary(state: ChatState, suffix: string): { text: string; coveredIds: readonly string[]; compactTokens?: number } {
+    const text = state.summary + suffix;
+    if (state.compactTokens === undefined) return { text, coveredIds: state.coveredIds };
+    return { text, coveredIds: state.coveredIds, compactTokens: state.compactTokens + (suffix === '' ? 0 : counter.text(suffix)) };
   }
 
   /**

@@ -24,6 +24,12 @@ export type ToolOutputTrim = boolean | { readonly minChars?: number };
 export interface SummaryInput {
   readonly text: string;
   readonly coveredIds: readonly string[];
+  /**
+   * The tokens a view shortens `text` to (the same text every time) once the whole of it no longer
+   * fits beside the turns after it; the threshold counts the summary at most at this size. A
+   * stored summary sets it when it was written longer than a view holds for long (`ChatState.compactTokens`).
+   */
+  readonly compactTokens?: number;
 }
 
 /** Default character threshold for `toolOutputTrim: true`. */
@@ -88,6 +94,9 @@ const compressSchema = z.strictObject({
     coveredIds: z.array(z.string({ error: (issue) => `must be a message id (a string), got ${describe(issue.input)}` }), {
       error: (issue) => `must be an array of message ids, got ${describe(issue.input)}`,
     }),
+    compactTokens: z.number({ error: (issue) => `must be a whole number >= 1, got ${describe(issue.input)}` })
+      .int({ error: (issue) => `must be a whole number >= 1, got ${describe(issue.input)}` })
+      .min(1, { error: (issue) => `must be a whole number >= 1, got ${describe(issue.input)}` }).optional(),
   }, { error: (issue) => `must be { text, coveredIds } or null, got ${describe(issue.input)}` }).nullable().optional(),
   historyCache: withMethods('a HistoryCache from createHistoryCache()', ['recall', 'remember']),
   tools: z.array(z.unknown(), { error: (issue) => `must be the request's array of tool definitions, got ${describe(issue.input)}` }).optional(),

@@ -14,9 +14,30 @@ import type { ResolvedCompressOptions } from './options.js';
 import { inSlices } from './slices.js';
 import { widenFold } from './wide-fold.js';
 import { lastUserGroupStart } from '../core/boundary.js';
+import { longSummary } from './long-summary.js';
 
 /** Tokens the summarizer's rendering adds per line (role label, call/result arrows, ids). */
 const RENDER_OVERHEAD_TOKENS = 16;
+
+/** Covered messages are read again, rather than the summary in force, up to this many times the trigger's tokens. */
+const REREAD_TRIGGERS = 4;
+
+/**
+ * True when a fold reads the messages the summary in force covers again instead of that summary:
+ * a summary made to a smaller room left facts out for good, and the history still holds them. Only
+ * for a summarizer that states its facts (`reportsFacts`: local work, no model call to pay for) and
+ * while the covered messages are at most `REREAD_TRIGGERS` times the trigger's tokens, so a long
+ * chat's job reads what it folds, not the whole chat each time.
+ */
+function rereadsCovered(summarizer: Summarizer, applied: boolean, headEnd: number, start: number, counts: ArrayLike<number>, trigger: number): boolean {
+  if (!applied || summarizer.reportsFacts !== true || start <= headEnd || !Number.isFinite(trigger)) return false;
+  let covered = 0;
+  for (let i = headEnd; i < start; i++) {
+    covered += counts[i];
+    if (!(covered <= REREAD_TRIGGERS * trigger)) return false;
+  }
+  return true;
+}
 
 /**
  * Room a background summary may take at most. A view right after a fold is held to the low-water
@@ -78,6 +99,8 @@ export interface SummaryDoneEvent {
   readonly recomputed: boolean;
   /** The room the summary was given (`backgroundSummaryRoom`), when the budget or threshold set one. */
   readonly allowedTokens?: number;
+  /** Set when the summary was written longer for the views right after the fold: the size views shorten it to later (`ChatState.compactTokens`). */
+  readonly compactTokens?: number;
   /**
    * Facts the summary's ledger reports: distinct identifiers, codes, dates and amounts seen over
    * every fold, and those the summary holds (absent for a summarizer that writes no ledger).
@@ -139,7 +162,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     chatId,
     recalled,
     readsSummarizedIds: true,
-    summary: state ? { text: state.summary, coveredIds: state.coveredIds } : undefined,
+    summary: state ? { text: state.summary, coveredIds: state.coveredIds, ...(state.compactTokens !== undefined ? { compactTokens: state.compactTokens } : {}) } : undefined,
   });
   const { report, input, lens, counter, counts, idOf, grouping } = analysis;
   const range = report.summarize;
@@ -163,29 +186,32 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   const recomputed = state !== undefined && !applied;
   const baseVersion = state?.version ?? 0;
   ctx.onStart?.({ chatId, from: start, to: range.end, baseVersion, recomputed });
+  const plan = ctx.planning.plan;
+  const trigger = foldTrigger(plan);
+  // Where the summary in force is read back from (`start`), or the covered originals again.
+  const from = rereadsCovered(ctx.summarizer, applied, report.headEnd, start, counts, trigger) ? report.headEnd : start;
 
   // Read group by group in slices: a call turn's results are named after their calls by a scan
   // of that turn alone, so no step holds the event loop for the whole range.
-  const entries: TranscriptEntry[] = new Array(widest - start);
-  const first = grouping.groupOf[start];
+  const entries: TranscriptEntry[] = new Array(widest - from);
+  const first = grouping.groupOf[from];
   await inSlices(grouping.groupOf[widest - 1] - first + 1, (k) => {
     const g = grouping.groups[first + k];
-    for (let i = g.start; i < g.end; i++) entries[i - start] = lens.read(input[i]);
-    if (g.type === 'turn') withCallNames(entries, scanStructure(input, lens, g.start, g.end), start);
+    for (let i = g.start; i < g.end; i++) entries[i - from] = lens.read(input[i]);
+    if (g.type === 'turn') withCallNames(entries, scanStructure(input, lens, g.start, g.end), from);
   });
-  const plan = ctx.planning.plan;
-  const trigger = foldTrigger(plan);
-  const inForce = applied && state ? summaryTextCounter(counter)(state.summary) : 0;
+  // A summary written long counts at its compact size: that is what the view holds between folds.
+  const inForce = applied && state ? Math.min(summaryTextCounter(counter)(state.summary), state.compactTokens ?? Infinity) : 0;
   const allowedTokens = backgroundSummaryRoom(range.roomTokens, Number.isFinite(trigger) ? trigger : undefined, plan.lowWaterMark ?? 1, plan.maxContextTokens, inForce);
   const summarizeTo = (to: number, maxTokens: number | undefined) => summarizeRolling(ctx.summarizer, {
     ...(maxTokens === undefined ? {} : { maxTokens }),
-    previousSummary: applied ? state?.summary : undefined,
-    messages: to === entries.length + start ? entries : entries.slice(0, to - start),
+    previousSummary: applied && from === start ? state?.summary : undefined,
+    messages: to === entries.length + from ? entries : entries.slice(0, to - from),
     signal,
     countTokens: summaryTextCounter(counter),
     // The billed count bounds the rendering the summarizer sees, plus its labels and ids:
     // a long history is not encoded a second time.
-    entryTokens: (entry, k) => counts[start + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
+    entryTokens: (entry, k) => counts[from + k] + RENDER_OVERHEAD_TOKENS * (1 + entry.calls.length + entry.results.length),
   });
   // One fold to the low-water mark, then widened as the one-shot is (`widenFold`) when its summary
   // had to leave facts out, but against the room under the mark rather than the budget: widening
@@ -208,9 +234,10 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   // Widened against the room under the low-water mark, not the budget: the view after the fold
   // stays where the fold step puts it, the summary taking the room the turns it folds in took.
   const wide = await widenFold({ reportsFacts: widths.length > 0, first: first0, firstRoom: allowedTokens, range: { ...range, ...(allowedTokens === undefined ? {} : { roomTokens: allowedTokens }) }, widths, grouping, counts, countText: summaryTextCounter(counter), attempt });
-  const folded = wide.folded;
   const end = wide.end;
   const givenTokens = wide.roomTokens;
+  const long = await longSummary(ctx, { range, end, givenTokens, folded: wide.folded, trigger, grouping, counts, countText: summaryTextCounter(counter), attempt });
+  const folded = long?.folded ?? wide.folded;
   const { summary, factsSeen, factsKept } = folded;
   signal.throwIfAborted();
   if (summary.trim() === '') throw new SummarizerError(ctx.summarizer.name, 'empty', `summarizer ${ctx.summarizer.name} returned an empty summary`);
@@ -230,10 +257,11 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
     model: ctx.summarizer.model,
     tokensBefore,
     tokensAfter: summaryTextCounter(counter)(summary),
+    ...(long ? { compactTokens: long.compactTokens } : {}),
     createdAt: state?.createdAt ?? now,
     updatedAt: now,
   };
-  await ctx.onCovered?.(chatId, entries.slice(0, end - start).map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
+  await ctx.onCovered?.(chatId, entries.slice(start - from, end - from).map((entry, k) => ({ id: coveredIds[start - head + k], index: start + k, entry, message: input[start + k] })));
   // A job released at its time limit must not commit what it finishes later.
   signal.throwIfAborted();
   ctx.onCommitting?.();
@@ -244,6 +272,7 @@ export async function runSummaryJob<M>(ctx: SummaryJobContext, chatId: string, m
   ctx.onDone?.({
     chatId, version: next.version, coveredIds, newlyCovered: coveredIds.slice(start - head), tokensBefore, tokensAfter: next.tokensAfter, calls, recomputed,
     ...(givenTokens === undefined ? {} : { allowedTokens: givenTokens }),
+    ...(next.compactTokens === undefined ? {} : { compactTokens: next.compactTokens }),
     ...(factsSeen === undefined ? {} : { factsSeen, factsKept }),
   });
 }

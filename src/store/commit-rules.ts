@@ -27,6 +27,9 @@ export function assertCommittable(state: ChatState, expectedVersion: number): vo
     const value = state[field];
     if (!Number.isSafeInteger(value) || value < 0) throw new InputError(`${where}: state.${field}`, `must be a whole number >= 0, got ${String(value)}`);
   }
+  if (state.compactTokens !== undefined && (!Number.isSafeInteger(state.compactTokens) || state.compactTokens < 1)) {
+    throw new InputError(`${where}: state.compactTokens`, `must be a whole number >= 1 or undefined, got ${String(state.compactTokens)}`);
+  }
   if (!Array.isArray(state.coveredIds)) throw new InputError(`${where}: state.coveredIds`, 'must be an array of strings');
   const bad = state.coveredIds.findIndex((id) => typeof id !== 'string');
   if (bad >= 0) throw new InputError(`${where}: state.coveredIds[${bad}]`, `must be a string, got ${typeof state.coveredIds[bad]}`);

@@ -32,6 +32,8 @@ export function decodeState(chatId: string, version: string, json: string): Chat
     const n = s[field];
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return `field state.${field} must be a whole number >= 0, found ${shown(n)}`;
   }
+  const compact = s.compactTokens;
+  if (compact !== undefined && (typeof compact !== 'number' || !Number.isSafeInteger(compact) || compact < 1)) return `field state.compactTokens must be a whole number >= 1 when present, found ${shown(compact)}`;
   const ids = s.coveredIds;
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) return 'field state.coveredIds must be an array of strings';
   return Object.freeze({
@@ -43,6 +45,7 @@ export function decodeState(chatId: string, version: string, json: string): Chat
     ...(s.model !== undefined ? { model: s.model as string } : {}),
     tokensBefore: s.tokensBefore as number,
     tokensAfter: s.tokensAfter as number,
+    ...(compact !== undefined ? { compactTokens: compact as number } : {}),
     createdAt: s.createdAt as string,
     updatedAt: s.updatedAt as string,
   });

@@ -26,6 +26,7 @@ type ChatStateRow = {
   model: string | null;
   tokens_before: number;
   tokens_after: number;
+  compact_tokens: number | null;
   created_at: string;
   updated_at: string;
 };
@@ -54,6 +55,8 @@ const MIGRATIONS: readonly ((db: Database) => void)[] = [
   (db) => db.exec('ALTER TABLE chat_state DROP COLUMN covered_hash; ALTER TABLE chat_state DROP COLUMN head_length;'),
   // The originals summaries replaced, for recall, with an FTS5 index over their text.
   createOriginalsTables,
+  // The size a long summary is sent at once its whole text no longer fits (`ChatState.compactTokens`).
+  (db) => db.exec('ALTER TABLE chat_state ADD COLUMN compact_tokens INTEGER'),
 ];
 
 /** The `user_version` this code reads and writes. */
@@ -80,19 +83,19 @@ export class SqliteStore implements StateStore, OriginalsStore {
     this.path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
     const texts = ['chat_id', 'summary', 'covered_ids', 'summarizer', 'model', 'created_at', 'updated_at'].map((c) => textColumn(c)).join(', ');
-    this.#select = db.prepare(`SELECT ${texts}, version, tokens_before, tokens_after FROM chat_state WHERE chat_id = ?`);
+    this.#select = db.prepare(`SELECT ${texts}, version, tokens_before, tokens_after, compact_tokens FROM chat_state WHERE chat_id = ?`);
     this.#remove = db.prepare('DELETE FROM chat_state WHERE chat_id = ?');
     const insert = db.prepare(`
       INSERT INTO chat_state (chat_id, version, summary, covered_ids, summarizer, model,
-                              tokens_before, tokens_after, created_at, updated_at)
+                              tokens_before, tokens_after, compact_tokens, created_at, updated_at)
       VALUES (@chat_id, @version, @summary, @covered_ids, @summarizer, @model,
-              @tokens_before, @tokens_after, @created_at, @updated_at)
+              @tokens_before, @tokens_after, @compact_tokens, @created_at, @updated_at)
       ON CONFLICT (chat_id) DO NOTHING`);
     const update = db.prepare(`
       UPDATE chat_state
          SET version = @version, summary = @summary, covered_ids = @covered_ids,
              summarizer = @summarizer, model = @model, tokens_before = @tokens_before,
-             tokens_after = @tokens_after, created_at = @created_at, updated_at = @updated_at
+             tokens_after = @tokens_after, compact_tokens = @compact_tokens, created_at = @created_at, updated_at = @updated_at
        WHERE chat_id = @chat_id AND version = @expected`);
     // Insert only when no row exists; otherwise update only the row still at the expected version.
     // Either way exactly one row changes when the compare-and-set wins, none when it loses.
@@ -215,6 +218,7 @@ export class SqliteStore implements StateStore, OriginalsStore {
       ...(row.model !== null ? { model: row.model } : {}),
       tokensBefore: row.tokens_before,
       tokensAfter: row.tokens_after,
+      ...(row.compact_tokens !== null && row.compact_tokens !== undefined ? { compactTokens: Number(row.compact_tokens) } : {}),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     });
@@ -245,6 +249,7 @@ function toRow(state: ChatState): ChatStateRow {
     model: state.model ?? null,
     tokens_before: state.tokensBefore,
     tokens_after: state.tokensAfter,
+    compact_tokens: state.compactTokens ?? null,
     created_at: state.createdAt,
     updated_at: state.updatedAt,
   };

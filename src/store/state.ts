@@ -13,6 +13,13 @@ export interface ChatState {
   /** Tokens of the covered messages, and of the summary that replaces them. */
   readonly tokensBefore: number;
   readonly tokensAfter: number;
+  /**
+   * Set when the summary was written longer than a view holds for long (`tokensAfter`): the
+   * tokens it is shortened to, the same text every time, once its whole text no longer fits
+   * beside the turns that follow it. The threshold counts the summary at most at this size, so
+   * the longer text never calls the next fold sooner.
+   */
+  readonly compactTokens?: number;
   /** ISO timestamps. */
   readonly createdAt: string;
   readonly updatedAt: string;
@@ -43,6 +50,7 @@ export function stateFields(state: ChatState): ChatState {
     ...(state.model !== undefined ? { model: state.model } : {}),
     tokensBefore: state.tokensBefore,
     tokensAfter: state.tokensAfter,
+    ...(state.compactTokens !== undefined ? { compactTokens: state.compactTokens } : {}),
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
   };

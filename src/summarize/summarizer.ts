@@ -53,6 +53,9 @@ export interface Summarizer {
    * Optional: true when every summary it writes ends its facts with the ledger's count line (how
    * many facts it kept of how many it saw), as the extractive one does. A fold is widened, its
    * summary given more room, only on what that line says (or `factCheckTokens`'s appended block).
+   * Such a summarizer's work is local, so a background fold may also give it the covered messages
+   * again (no `previousSummary`) while they are few, and write a longer summary for the views
+   * right after the fold (`ChatState.compactTokens`).
    */
   readonly reportsFacts?: boolean;
 }
