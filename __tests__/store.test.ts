@@ -40,10 +40,12 @@ describe.each(stores)('%s: StateStore contract', (_name, make) => {
   stateStoreContract(() => track(make()));
 });
 
-describe.each([
+const listers: [string, () => MemoryStore | SqliteStore][] = [
   ['MemoryStore', () => new MemoryStore()],
   ['SqliteStore', () => SqliteStore.open(join(dir, 'state.db'))],
-] as const)('%s: listing chats by prefix', (_name, make) => {
+];
+
+describe.each(listers)('%s: listing chats by prefix', (_name, make) => {
   chatListContract(() => track(make()));
 });
 
