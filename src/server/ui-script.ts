@@ -47,7 +47,7 @@ export const UI_SCRIPT = String.raw`(function () {
       return res.json().then(function (body) {
         if (res.ok) return body;
         var message = body && body.error && body.error.message ? body.error.message : 'HTTP ' + res.status;
-        throw new Error(message + ' (HTTP ' + res.status + ')');
+        throw { message: message + ' (HTTP ' + res.status + ')' };
       });
     });
   }
