@@ -9,6 +9,7 @@ import { DatabaseSync, type Database } from '../src/store/node-sqlite.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite-store.js';
 import type { ChatState, StateStore } from '../src/store/state.js';
 import { stateOf, stateStoreContract } from './helpers/store-contract.js';
+import { chatListContract } from './helpers/chat-list-contract.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 let dir: string;
@@ -37,6 +38,15 @@ const stores: [string, () => StateStore][] = [
 
 describe.each(stores)('%s: StateStore contract', (_name, make) => {
   stateStoreContract(() => track(make()));
+});
+
+const listers: [string, () => MemoryStore | SqliteStore][] = [
+  ['MemoryStore', () => new MemoryStore()],
+  ['SqliteStore', () => SqliteStore.open(join(dir, 'state.db'))],
+];
+
+describe.each(listers)('%s: listing chats by prefix', (_name, make) => {
+  chatListContract(() => track(make()));
 });
 
 describe('MemoryStore and SqliteStore agree', () => {

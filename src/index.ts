@@ -37,7 +37,7 @@ export type { CompressOptions, SummaryInput, ToolOutputTrim } from './runtime/op
 export type { CompressReport, CompressResult, DroppedMessage } from './runtime/compress.js';
 export type { DropReason } from './core/report.js';
 export type { CompressWithSummaryOptions } from './runtime/one-shot.js';
-export type { ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorRecall, CompressorStats, RequestExtras, ResponseFacts, WrapOptions } from './runtime/compressor.js';
+export type { ChatJobState, ChatRequest, Compressor, CompressorEvents, CompressorOptions, CompressorRecall, CompressorStats, RequestExtras, ResponseFacts, WrapOptions } from './runtime/compressor.js';
 export type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './runtime/summary-job.js';
 export type { SummarySkippedEvent } from './runtime/lease-job.js';
 export type { HistoryCache, HistoryCacheOptions, Recall, RememberedHistory } from './runtime/history-cache.js';
@@ -50,6 +50,7 @@ export type { OpenAIChatMessage, OpenAIToolCall } from './formats/openai-chat/ty
 export type { Violation } from './core/validate/rules.js';
 export type { RepairAction } from './core/repair.js';
 export type { ChatState, StateStore } from './store/state.js';
+export type { ChatLister } from './store/chat-list.js';
 export type { MemoryStoreOptions } from './store/memory-store.js';
 export type { OriginalRecord, OriginalsStore } from './store/originals.js';
 export type { OriginalsBounds } from './store/memory-originals.js';

@@ -8,6 +8,7 @@ import type { StateStore } from '../../src/store/state.js';
 import { redisDescribe } from '../helpers/redis-server.js';
 import { redisTestbed } from '../helpers/redis-testbed.js';
 import { stateOf, stateStoreContract } from '../helpers/store-contract.js';
+import { chatListContract } from '../helpers/chat-list-contract.js';
 
 const bed = redisTestbed('t');
 
@@ -33,6 +34,10 @@ redisDescribe('RedisStore: the StateStore contract (the cases of store.test.ts)'
     await store.close();
     await expect(store.acquireLease('a')).rejects.toThrow(/store is closed/);
   });
+});
+
+redisDescribe('RedisStore: listing chats by prefix (SCAN MATCH, the cases of store.test.ts)', () => {
+  chatListContract(() => fresh());
 });
 
 redisDescribe('RedisStore agrees with MemoryStore', () => {

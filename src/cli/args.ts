@@ -47,6 +47,8 @@ export interface CliOptions {
   store?: string;
   /** serve: answer ctxfold_recall calls (the store keeps originals). */
   recall?: boolean;
+  /** serve: serve the chats page at GET /ui. */
+  ui?: boolean;
   config?: string;
   upstreamKeyEnv?: string;
   tenantHeader?: string;
@@ -332,6 +334,11 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'recall',
     help: { serve: { summary: 'keep the original messages each summary replaces and, on chat/completions, responses and messages (streamed or not), offer the ctxfold_recall tool and answer its calls: at most 3 rounds per request, then once more with tool_choice none if the model still only recalls (every --store keeps them: memory, SQLite or Redis)', fallback: 'off' } },
     apply: (o) => { o.recall = true; },
+  },
+  {
+    long: 'ui',
+    help: { serve: { summary: 'serve a page at GET /ui listing the caller\'s chats and one chat\'s summary, job and last token split; the page holds no data and is served without a key: its script asks for the API key (kept in the tab, sent as Authorization to this proxy only) and reads GET /v1/ctxfold/chats, which answers only the chats of that key (401 without one)', fallback: 'off: /ui is a 404' } },
+    apply: (o) => { o.ui = true; },
   },
   {
     long: 'upstream-key-env', value: { name: 'NAME' },

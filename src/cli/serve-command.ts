@@ -57,6 +57,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       config,
       store: options.store,
       recall: options.recall,
+      ui: options.ui,
       summarizer: summarizer ?? null,
       upstreamKey,
       tenantHeader: options.tenantHeader,

@@ -188,6 +188,9 @@ export interface CompressorJobStats {
   readonly backlogFull: number;
 }
 
+/** Where one chat's summary job stands: its work running, a job waiting (for a slot, or as the follow-up of a running one), or none. */
+export type ChatJobState = 'running' | 'queued' | 'idle';
+
 /** What `createCompressor` returns. */
 export interface Compressor<Req extends ChatRequest = ChatRequest> {
   /**
@@ -236,6 +239,8 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
   close(graceMs?: number): Promise<void>;
   /** Counts since creation: store failures seen by requests, and summary jobs by outcome. */
   stats(): CompressorStats;
+  /** Where this compressor's summary job for `chatId` stands now (`idle` for a chat it never scheduled). */
+  jobState(chatId: string): ChatJobState;
   /** Subscribes to an event; returns the function that unsubscribes. */
   on<E extends keyof CompressorEvents>(event: E, listener: (payload: CompressorEvents[E]) => void): () => void;
 }

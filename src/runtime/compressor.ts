@@ -36,7 +36,7 @@ import { isFields, roundRequest, shownReply, type Fields, type RecallView } from
 import { CHAT_RECALL } from '../recall/chat-dialect.js';
 import { usageOf, withEarlierUsage } from '../recall/usage-sum.js';
 
-export type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
+export type { ChatJobState, CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 import type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 
 /** Chats whose kept cleared results a compressor remembers (the most recent ones). */
@@ -123,7 +123,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     : (chatId, messages, signal, control) => fold(store, chatId, messages, signal, control);
 
   const scheduler = new ChatScheduler<unknown[]>(
-    (chatId, messages, signal, control) => (jobCounts.started(chatId), job(chatId, messages, signal, control).finally(() => jobCounts.finished())),
+    (chatId, messages, signal, control) => (jobCounts.started(chatId), job(chatId, messages, signal, control).finally(() => jobCounts.finished(chatId))),
     { concurrency: o.concurrency, jobTimeoutMs: o.jobTimeoutMs, maxQueuedJobs: o.maxQueuedJobs },
     {
       onError: (chatId, error) => {
@@ -389,6 +389,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       await store.close();
     },
     stats: () => ({ ...counters, calibration: calibration.stats(), jobs: jobCounts.stats({ queued: scheduler.queued, queuedPeak: scheduler.queuedPeak, maxQueuedJobs: scheduler.maxQueuedJobs }) }),
+    jobState: (chatId) => jobCounts.stateOf(chatId),
     on(event, listener) {
       events.on(event, listener as (payload: unknown) => void);
       return () => events.off(event, listener as (payload: unknown) => void);

@@ -1,5 +1,5 @@
 import type { TriggerOutcome } from './scheduler.js';
-import type { CompressorJobStats } from './compressor-types.js';
+import type { ChatJobState, CompressorJobStats } from './compressor-types.js';
 
 /**
  * Summary jobs of one compressor at this moment, for `stats().jobs`: a chat is waiting from its
@@ -10,6 +10,8 @@ import type { CompressorJobStats } from './compressor-types.js';
 export class JobCounts {
   private readonly waiting = new Set<string>();
   private readonly followUps = new Set<string>();
+  /** Jobs whose work is running, per chat (more than one only while a job past its time limit still settles). */
+  private readonly runningChats = new Map<string, number>();
   private running = 0;
   private coalesced = 0;
   private backlogFull = 0;
@@ -39,11 +41,21 @@ export class JobCounts {
     if (chatId === this.triggering) this.ranAtOnce = true;
     else if (!this.waiting.delete(chatId)) this.followUps.delete(chatId);
     this.running++;
+    this.runningChats.set(chatId, (this.runningChats.get(chatId) ?? 0) + 1);
   }
 
-  /** A job's work settled. */
-  finished(): void {
+  /** A job's work for `chatId` settled. */
+  finished(chatId: string): void {
     this.running--;
+    const left = (this.runningChats.get(chatId) ?? 1) - 1;
+    if (left > 0) this.runningChats.set(chatId, left);
+    else this.runningChats.delete(chatId);
+  }
+
+  /** Where `chatId`'s summary job stands: `running` while its work runs, else `queued` while one waits (a first job or a follow-up), else `idle`. */
+  stateOf(chatId: string): ChatJobState {
+    if (this.runningChats.has(chatId)) return 'running';
+    return this.waiting.has(chatId) || this.followUps.has(chatId) ? 'queued' : 'idle';
   }
 
   /** A job was refused because the queue was full (a new trigger, or a follow-up whose turn came then). */

@@ -18,3 +18,6 @@ export type { RunningServer } from './start-server.js';
 export type { ServerOptions } from './options.js';
 export type { ModelLimits, ProxyConfig } from './model-limits.js';
 export type { LogLevel, LogDestination } from './logger.js';
+export type { ChatJson, ChatListItem } from './chat-json.js';
+export type { ChatListJson } from './chats-route.js';
+export type { VersionSeen, ViewSeen } from './chat-activity.js';

@@ -8,7 +8,7 @@ export interface ProxyError {
   readonly status: number;
   /** One line naming what was wrong and, where the caller can fix it, the field and the rule. */
   readonly message: string;
-  /** `ctxfold_*` codes: not_found, method_not_allowed, body_too_large, invalid_json, invalid_input, upstream_timeout, upstream_unreachable, shutting_down. */
+  /** `ctxfold_*` codes: not_found, method_not_allowed, body_too_large, invalid_json, invalid_input, upstream_timeout, upstream_unreachable, shutting_down, unauthorized, store_unavailable. */
   readonly code: string;
   /** The body field at fault, where there is one (`messages`, `input[3]`): OpenAI's `param`. */
   readonly param?: string;

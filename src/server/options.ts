@@ -101,6 +101,12 @@ export interface ServerOptions {
   upstreamKeepAliveMs?: number;
   /** On close, how long in-flight requests and then summary jobs may take before they are cut, in ms. Default 30 000. */
   shutdownGraceMs?: number;
+  /**
+   * Serve the chats page at `GET /ui` (`--ui`, off by default: then `/ui` is a 404 like any unknown
+   * path). The page is static and holds no data; its script asks for the caller's key and reads
+   * `GET /v1/ctxfold/chats` with it (those two are served either way). See docs/chats.md.
+   */
+  ui?: boolean;
   /** Log level (default info). Ignored when `logger` is given. */
   logLevel?: LogLevel;
   /** Where log lines go (default standard error). Ignored when `logger` is given. */

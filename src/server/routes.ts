@@ -4,8 +4,8 @@ import type { ErrorShape } from './json-errors.js';
 /**
  * What the proxy answers, by method and path. Three routes fold a history (each names the wire
  * format of its list, how its body counts against the window, and where its response reports the
- * billed input tokens), one is passed through, two are the proxy's own, and anything else is a
- * 404 in the OpenAI error shape.
+ * billed input tokens), one is passed through, the rest are the proxy's own (probes, the caller's
+ * chats, the chats page), and anything else is a 404 in the OpenAI error shape.
  */
 
 /** A route that compresses the history its body carries before forwarding it. */
@@ -30,13 +30,18 @@ export interface PassRoute {
   readonly errors: ErrorShape;
 }
 
-/** A route the proxy answers itself. */
+/**
+ * A route the proxy answers itself: probes, the caller's chats (`chats`, and `chat` for every path
+ * under `/v1/ctxfold/chats/`), and the chats page (`ui`, served with the `ui` option only).
+ */
 export interface OwnRoute {
-  readonly kind: 'healthz' | 'metrics';
+  readonly kind: 'healthz' | 'metrics' | 'chats' | 'chat' | 'ui';
   readonly method: 'GET';
   readonly path: string;
   readonly name: string;
   readonly errors: ErrorShape;
+  /** The route takes every path that starts with `path` (which then ends with `/`). */
+  readonly prefix?: true;
 }
 
 /** Any route of the table. */
@@ -88,11 +93,22 @@ export const ROUTES: readonly Route[] = Object.freeze([
   { kind: 'pass', method: 'GET', path: '/v1/models', name: 'models', errors: 'openai' },
   { kind: 'healthz', method: 'GET', path: '/healthz', name: 'healthz', errors: 'openai' },
   { kind: 'metrics', method: 'GET', path: '/metrics', name: 'metrics', errors: 'openai' },
+  { kind: 'chats', method: 'GET', path: '/v1/ctxfold/chats', name: 'ctxfold.chats', errors: 'openai' },
+  { kind: 'chat', method: 'GET', path: '/v1/ctxfold/chats/', name: 'ctxfold.chat', errors: 'openai', prefix: true },
+  { kind: 'ui', method: 'GET', path: '/ui', name: 'ui', errors: 'openai' },
 ] satisfies Route[]);
 
-/** The route at `path` (query string excluded), whatever the method; undefined for every other path. */
-export function routeFor(path: string): Route | undefined {
-  return ROUTES.find((r) => r.path === path);
+/** The routes a proxy serves: every one, but `/ui` only with the `ui` option (otherwise a 404 like any unknown path). */
+export function servedRoutes(options: { readonly ui?: boolean }): readonly Route[] {
+  return options.ui === true ? ROUTES : ROUTES.filter((r) => r.kind !== 'ui');
+}
+
+/**
+ * The route of `routes` at `path` (query string excluded), whatever the method: the one of that
+ * exact path, else a prefix route `path` starts with; undefined for every other path.
+ */
+export function routeFor(path: string, routes: readonly Route[] = ROUTES): Route | undefined {
+  return routes.find((r) => r.path === path) ?? routes.find((r) => r.kind !== 'fold' && r.kind !== 'pass' && r.prefix === true && path.startsWith(r.path));
 }
 
 /**

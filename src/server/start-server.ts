@@ -11,7 +11,12 @@ import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { openStore } from './open-store.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
-import { ROUTES, routeFor, type Route } from './routes.js';
+import { ROUTES, routeFor, servedRoutes, type Route } from './routes.js';
+import { ChatActivity } from './chat-activity.js';
+import { serveChat } from './chat-route.js';
+import { serveChatList } from './chats-route.js';
+import type { ChatSources } from './chat-json.js';
+import { serveUi, uiPage } from './ui-page.js';
 import { createBodyReuse } from './body-reuse.js';
 import { InFlight } from './in-flight.js';
 import { createUpstreamAgent } from './upstream-agent.js';
@@ -44,8 +49,9 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
 /**
  * Starts the OpenAI-compatible proxy (Node's own `http` server and client, a keep-alive pool upstream):
  * `POST /v1/chat/completions`, `/v1/responses` and `/v1/messages` have their history folded to
- * the model's window, `GET /v1/models` is passed through, `GET /healthz` and `GET /metrics` are
- * its own, anything else is a 404 in the OpenAI error shape. Resolves once it listens; rejects
+ * the model's window, `GET /v1/models` is passed through, `GET /healthz`, `GET /metrics` and the
+ * caller's chats (`GET /v1/ctxfold/chats`, `GET /v1/ctxfold/chats/:id`; `GET /ui` with the `ui`
+ * option) are its own, anything else is a 404 in the OpenAI error shape. Resolves once it listens; rejects
  * (having opened nothing that stays open) when an option is wrong or the port is taken.
  */
 export async function startServer(given: ServerOptions): Promise<RunningServer> {
@@ -58,6 +64,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   // The gauges read the pool when scraped, which is never before it exists.
   const bodies = createBodyReuse({ maxBytes: options.bodyMemoryBytes });
   const metrics = createMetrics({ jobs: () => pool.jobs(), inFlight: () => inFlight.served, bodies: () => bodies.stats() });
+  const activity = new ChatActivity();
   const pool: CompressorPool = createCompressorPool({
     config: options.config,
     maxContextTokens: options.maxContextTokens,
@@ -77,6 +84,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     recall: options.recall,
     onCreate: (compressor, limits) => {
       metrics.watch(compressor);
+      activity.watch(compressor);
       compressor.on('summary:failed', (e) => logger.warn({ chat: fingerprintText(e.chatId), err: { message: e.error instanceof Error ? e.error.message : String(e.error) } }, 'summary job failed'));
       compressor.on('warning', (w) => logger.warn({ code: w.code, chat: w.chatId === undefined ? undefined : fingerprintText(w.chatId) }, w.message));
       logger.debug({ maxContextTokens: limits.maxContextTokens, source: limits.source }, 'compressor made for a new window');
@@ -91,6 +99,12 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   }
   const agent = createUpstreamAgent(options.upstream, options.upstreamKeepAliveMs);
   const ctx: ProxyContext = { options, pool, metrics, logger, agent, bodies };
+  const chats: ChatSources = {
+    store, activity, rule: { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader },
+    jobState: (chatId) => pool.all().map((c) => c.jobState(chatId)).reduce((a, b) => (a === 'running' || b === 'running' ? 'running' : a === 'queued' || b === 'queued' ? 'queued' : 'idle'), 'idle'),
+  };
+  const routes = servedRoutes(options);
+  const page = options.ui === true ? uiPage(options.tenantHeader) : '';
   let closing = false;
 
   const own = async (route: Route, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
@@ -116,6 +130,12 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
         res.end(body);
         return metrics.request(route.name, 200);
       }
+      case 'chats':
+        return metrics.request(route.name, await serveChatList(chats, logger, req, res));
+      case 'chat':
+        return metrics.request(route.name, await serveChat(chats, logger, req, res, url));
+      case 'ui':
+        return metrics.request(route.name, serveUi(res, page));
     }
   };
 
@@ -132,12 +152,12 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://proxy.invalid');
-    const route = routeFor(url.pathname);
+    const route = routeFor(url.pathname, routes);
     const shape = route?.errors ?? (url.pathname.startsWith('/v1/messages') ? 'anthropic' : 'openai');
     if (closing) res.setHeader('connection', 'close');
     if (route === undefined) {
       req.resume();
-      sendError(res, shape, { status: 404, message: `no route ${req.method} ${url.pathname}: the proxy serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /v1/models, GET /healthz, GET /metrics`, code: 'ctxfold_not_found' });
+      sendError(res, shape, { status: 404, message: `no route ${req.method} ${url.pathname}: the proxy serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /v1/models, GET /healthz, GET /metrics, GET /v1/ctxfold/chats`, code: 'ctxfold_not_found' });
       return metrics.request('not_found', 404);
     }
     if (req.method !== route.method) {

@@ -3,6 +3,7 @@ import { describe } from '../formats/describe.js';
 import { MemoryOriginals, type OriginalsBounds } from './memory-originals.js';
 import type { OriginalRecord, OriginalsStore } from './originals.js';
 import { assertCommittable } from './commit-rules.js';
+import { checkListing, compareCodePoints, type ChatLister } from './chat-list.js';
 import { stateFields, type ChatState, type StateStore } from './state.js';
 
 /** Options of `MemoryStore`. */
@@ -21,7 +22,7 @@ export interface MemoryStoreOptions {
  * behaves exactly as in `SqliteStore`: a write lands only when the stored version (0 = none) equals
  * `expectedVersion`, and a malformed call is rejected with the same errors.
  */
-export class MemoryStore implements StateStore, OriginalsStore {
+export class MemoryStore implements StateStore, OriginalsStore, ChatLister {
   readonly #states = new Map<string, ChatState>();
   readonly #originals: MemoryOriginals;
   #closed = false;
@@ -47,6 +48,14 @@ export class MemoryStore implements StateStore, OriginalsStore {
     if (storedVersion !== expectedVersion) return false;
     this.#states.set(state.chatId, frozenCopy(state));
     return true;
+  }
+
+  /** Ids of the stored chats starting with `prefix`, the `limit` smallest in code point order (every chat is looked at). */
+  async listChatIds(prefix: string, limit: number): Promise<string[]> {
+    this.#assertOpen();
+    checkListing(prefix, limit);
+    const ids = [...this.#states.keys()].filter((id) => id.startsWith(prefix));
+    return ids.sort(compareCodePoints).slice(0, limit);
   }
 
   /** Deletes the chat's state and the originals kept for it. */

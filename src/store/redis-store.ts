@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import { CtxfoldError, InputError, StoreError } from '../errors.js';
 import { assertCommittable } from './commit-rules.js';
+import { checkListing, compareCodePoints, type ChatLister } from './chat-list.js';
 import type { Lease, LeaseCapable } from './lease.js';
 import { rankRecords } from './rank-records.js';
 import { queryWords, type OriginalRecord, type OriginalsStore } from './originals.js';
@@ -49,6 +50,9 @@ export interface RedisStoreOptions {
   readonly originalsTtlMs?: number;
 }
 
+/** Keys `SCAN` looks at per call when listing chats. */
+const SCAN_COUNT = 1000;
+
 /** Fields written per HSET when originals are stored (keeps each command a bounded size). */
 const ORIGINALS_PER_COMMAND = 256;
 
@@ -71,7 +75,7 @@ const DEFAULT_URL = 'redis://127.0.0.1:6379';
  * still held. A client made from `url` fails fast while Redis is unreachable (no offline queue, one
  * attempt per call, `commandTimeoutMs`) and reconnects by itself.
  */
-export class RedisStore implements StateStore, LeaseCapable, OriginalsStore {
+export class RedisStore implements StateStore, LeaseCapable, OriginalsStore, ChatLister {
   /** The store as error messages name it: `RedisStore(redis://host:port)` (credentials left out). */
   readonly name: string;
   /** The ioredis client in use (for health checks); the store's own unless one was given. */
@@ -176,6 +180,33 @@ export class RedisStore implements StateStore, LeaseCapable, OriginalsStore {
     this.#assertOpen();
     assertCommittable(state, expectedVersion);
     return this.#commit(state, expectedVersion, undefined);
+  }
+
+  /**
+   * Ids of the stored chats starting with `prefix`, the `limit` smallest in code point order:
+   * `SCAN` with `MATCH <keyPrefix>{<prefix>*}:state` over the whole keyspace of the server the
+   * client is connected to (a cost that grows with every key it holds, not only the prefix's).
+   */
+  async listChatIds(prefix: string, limit: number): Promise<string[]> {
+    this.#assertOpen();
+    checkListing(prefix, limit);
+    const head = `${this.keyPrefix}{`;
+    const tail = '}:state';
+    const pattern = `${globEscaped(head + prefix)}*${globEscaped(tail)}`;
+    const found = new Set<string>();
+    await this.#call(`listChatIds(prefix ${JSON.stringify(prefix)})`, async () => {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
+        cursor = next;
+        // Only a state key ends with `}:state` (the other keys of a chat end with their own part).
+        for (const key of keys) {
+          const chatId = key.slice(head.length, key.length - tail.length);
+          if (key.startsWith(head) && key.endsWith(tail) && chatId.startsWith(prefix)) found.add(chatId);
+        }
+      } while (cursor !== '0');
+    });
+    return [...found].sort(compareCodePoints).slice(0, limit);
   }
 
   /** Deletes the chat's state and the originals kept for it (its fencing counter stays, so later fences keep growing). */
@@ -338,6 +369,11 @@ export class RedisStore implements StateStore, LeaseCapable, OriginalsStore {
   #assertOpen(): void {
     if (this.#closed) throw new StoreError(this.name, 'the store is closed; open a new one');
   }
+}
+
+/** `text` as a Redis glob pattern that matches only itself: `*`, `?`, `[`, `]` and `\\` escaped. */
+function globEscaped(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 
 function checkChatId(chatId: unknown): asserts chatId is string {

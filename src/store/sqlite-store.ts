@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { InputError, StoreError } from '../errors.js';
 import type { OriginalRecord, OriginalsStore } from './originals.js';
 import { assertCommittable } from './commit-rules.js';
+import { checkListing, prefixUpperBound, type ChatLister } from './chat-list.js';
 import { DatabaseSync, type Database, type Statement } from './node-sqlite.js';
 import { sqliteCode } from './sqlite-code.js';
 import { decodeTexts, textColumn } from './sqlite-text.js';
@@ -68,11 +69,13 @@ export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
  * any moment leaves either the old or the new state, and two writers can never both win the same
  * version. The API is async to match `StateStore`; the work itself is synchronous.
  */
-export class SqliteStore implements StateStore, OriginalsStore {
+export class SqliteStore implements StateStore, OriginalsStore, ChatLister {
   readonly path: string;
   readonly #db: Database;
   readonly #select: Statement;
   readonly #remove: Statement;
+  readonly #listBetween: Statement;
+  readonly #listFrom: Statement;
   readonly #commit: (row: ChatStateRow, expectedVersion: number) => boolean;
   readonly #originals: SqliteOriginals;
   readonly #busyTimeoutMs: number;
@@ -85,6 +88,9 @@ export class SqliteStore implements StateStore, OriginalsStore {
     const texts = ['chat_id', 'summary', 'covered_ids', 'summarizer', 'model', 'created_at', 'updated_at'].map((c) => textColumn(c)).join(', ');
     this.#select = db.prepare(`SELECT ${texts}, version, tokens_before, tokens_after, compact_tokens FROM chat_state WHERE chat_id = ?`);
     this.#remove = db.prepare('DELETE FROM chat_state WHERE chat_id = ?');
+    // A range on the primary key: only the rows of the prefix are read (SQLite orders text by its UTF-8 bytes).
+    this.#listBetween = db.prepare(`SELECT ${textColumn('chat_id')} FROM chat_state WHERE chat_id >= ? AND chat_id < ? ORDER BY chat_id LIMIT ?`);
+    this.#listFrom = db.prepare(`SELECT ${textColumn('chat_id')} FROM chat_state WHERE chat_id >= ? ORDER BY chat_id LIMIT ?`);
     const insert = db.prepare(`
       INSERT INTO chat_state (chat_id, version, summary, covered_ids, summarizer, model,
                               tokens_before, tokens_after, compact_tokens, created_at, updated_at)
@@ -152,6 +158,15 @@ export class SqliteStore implements StateStore, OriginalsStore {
     assertCommittable(state, expectedVersion);
     const row = toRow(state);
     return this.#sqlite(`commit(chat ${JSON.stringify(state.chatId)}, version ${state.version})`, () => this.#commit(row, expectedVersion));
+  }
+
+  /** Ids of the stored chats starting with `prefix`, the `limit` smallest in code point order: a range query on the primary key. */
+  async listChatIds(prefix: string, limit: number): Promise<string[]> {
+    this.#assertOpen();
+    checkListing(prefix, limit);
+    const bound = prefixUpperBound(prefix);
+    const rows = this.#sqlite(`listChatIds(prefix ${JSON.stringify(prefix)})`, () => (bound === undefined ? this.#listFrom.all(prefix, limit) : this.#listBetween.all(prefix, bound, limit)));
+    return rows.map((row) => decodeTexts<{ chat_id: string }>(row as Record<string, unknown>)!.chat_id);
   }
 
   /** Deletes the chat's state and the originals kept for it. */

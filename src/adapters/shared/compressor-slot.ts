@@ -67,6 +67,7 @@ export function compressorSlot(options: CompressorOptions | undefined, shared: C
       return now()?.close(graceMs) ?? Promise.resolve();
     },
     stats: () => now()?.stats() ?? IDLE_STATS,
+    jobState: (chatId) => now()?.jobState(chatId) ?? 'idle',
     on(event, listener) {
       const c = now();
       if (c) return c.on(event, listener);
