@@ -3,6 +3,9 @@ import type { CallRef, MessageLens, ResultRef } from './lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { buildGroups } from './groups.js';
 import { scanStructure, type CallTurn, type PlacedResult } from './structure.js';
+import { everyCallAnswered } from './invariants/every-call-answered.js';
+import { isOrphan, resultAnswersCall } from './invariants/result-answers-call.js';
+import { resultOnce } from './invariants/result-once.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
 export interface RepairAction {
@@ -422,18 +425,16 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
     list.push(slot);
     removeSlots.set(index, list);
   };
+  // The invariants' own repairs: an orphan or a repeated result goes (in scan order, one pass).
+  const repeated = new Map(resultOnce.find(structure).map((f) => [f.result, f]));
   for (const p of structure.results) {
-    if (p.pairing === 'outside') {
+    if (isOrphan(p)) {
       remove(p.index, p.slot);
-      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id || p.result.name || 'without a call id'} answers no preceding call` });
-    } else if (p.pairing === 'stray') {
-      remove(p.index, p.slot);
-      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id ?? p.result.name ?? ''} answers no call of messages[${structure.turns[p.turn].opener}]` });
+      actions.push({ action: resultAnswersCall.repair.action, index: p.index, id: p.result.id, detail: resultAnswersCall.repair.detail(p, structure) });
     } else if (p.pairing === 'duplicate') {
-      const turn = structure.turns[p.turn];
-      const call = turn.calls[p.call];
+      const f = repeated.get(p)!;
       remove(p.index, p.slot);
-      actions.push({ action: 'removed-duplicate', index: p.index, id: call.id, detail: `second result for ${call.id ?? call.name}; the first one (messages[${turn.answers[p.call]!.index}]) is kept` });
+      actions.push({ action: resultOnce.repair.action, index: p.index, id: f.call.id, detail: resultOnce.repair.detail(f, structure) });
     }
   }
   const dropped = new Set<number>();
@@ -447,11 +448,9 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
     if (m === undefined) dropped.add(index);
     else replaced.set(index, m);
   }
-  for (const turn of structure.turns) {
-    const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined && !turn.excused[k]);
-    if (missing.length === 0) continue;
+  for (const { turn, calls: missing } of everyCallAnswered.find(structure)) {
     for (const call of missing) {
-      actions.push({ action: 'added-result', index: turn.opener, id: call.id, detail: `call ${call.id ?? call.name} (${call.name}) had no result; a synthetic error result was added` });
+      actions.push({ action: everyCallAnswered.repair.action, index: turn.opener, id: call.id, detail: everyCallAnswered.repair.detail(call, structure) });
     }
     const next = messages[turn.runEnd];
     const nextReading = next === undefined ? undefined : lens.read(next);
