@@ -1,7 +1,7 @@
 import { headEnd, tailStart } from '../core/boundary.js';
 import { countBackward } from '../core/count-backward.js';
 import { countHistory } from '../core/count-history.js';
-import { boundReport, exactReport, memo, type CompressReport, type CompressResult, type ReportInput } from '../core/compress-report.js';
+import { boundReport, exactReport, memo, type CompressResult, type ReportInput } from '../core/compress-report.js';
 import { buildGroups, type Grouping } from '../core/groups.js';
 import { planView, type Plan, type ResolvedSummary } from '../core/plan.js';
 import { repairShapes, type RepairAction } from '../core/repair.js';

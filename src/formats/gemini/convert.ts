@@ -2,6 +2,7 @@ import type { Converted } from '../convert-types.js';
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAIToolCall } from '../openai-chat/types.js';
 import { isModelContent } from './lens.js';
 import type { GeminiContent, GeminiFunctionCall, GeminiFunctionResponse, GeminiPart, GeminiSystemInstruction } from './types.js';
+import { chatFields } from '../openai-chat/fields.js';
 
 /**
  * OpenAI Chat <-> Gemini `contents`, both ways, saying in `lost` whatever the target cannot carry.
@@ -36,14 +37,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Fields each OpenAI role carries that the conversion maps; any other field is reported lost. */
-const MAPPED_FIELDS: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  system: Object.freeze(['role', 'content']),
-  developer: Object.freeze(['role', 'content']),
-  user: Object.freeze(['role', 'content']),
-  assistant: Object.freeze(['role', 'content', 'tool_calls', 'function_call']),
-  tool: Object.freeze(['role', 'content', 'tool_call_id', 'name']),
-  function: Object.freeze(['role', 'content', 'name']),
-});
+const MAPPED_FIELDS = chatFields();
 
 /** The value a tool's text is sent as in `{ result }`: parsed JSON only when that converts back to the same text. */
 export function resultValue(text: string): unknown {

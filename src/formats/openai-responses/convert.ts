@@ -2,6 +2,7 @@ import type { Converted } from '../convert-types.js';
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAIToolCall } from '../openai-chat/types.js';
 import { IN_PLACE_TYPES, OUTPUT_OF, OUTPUT_TYPES, partsText, readCall, readResult, typeOf } from './items.js';
 import type { ResponsesContentPart, ResponsesItem } from './types.js';
+import { chatFields } from '../openai-chat/fields.js';
 
 /**
  * OpenAI Chat Completions <-> OpenAI Responses `input` items.
@@ -48,14 +49,7 @@ export interface ToOpenAIChatOptions {
   readonly toolNames?: boolean;
 }
 
-const MESSAGE_FIELDS: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  system: Object.freeze(['role', 'content']),
-  developer: Object.freeze(['role', 'content']),
-  user: Object.freeze(['role', 'content']),
-  assistant: Object.freeze(['role', 'content', 'tool_calls', 'function_call', 'refusal']),
-  tool: Object.freeze(['role', 'content', 'tool_call_id', 'name']),
-  function: Object.freeze(['role', 'content', 'name']),
-});
+const MESSAGE_FIELDS = chatFields(['refusal']);
 
 /** A Chat content part as a Responses input part; undefined when Responses has no such part. */
 function toInputPart(part: unknown): ResponsesContentPart | undefined {
