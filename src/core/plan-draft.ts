@@ -1,7 +1,6 @@
 import { headEnd, lastUserGroupStart, tailStart } from './boundary.js';
 import type { Grouping } from './groups.js';
-import type { MessageLens } from './lens.js';
-import type { CollapsedResult, PlanInput, PlanOptions } from './plan.js';
+import type { CollapsedResult, PlanInput } from './plan.js';
 import { BRIDGE_TEXT } from './summary-frame.js';
 
 /**
@@ -10,14 +9,10 @@ import { BRIDGE_TEXT } from './summary-frame.js';
  * and `total` the tokens of the view so far; every stage keeps `total` equal to the tokens of
  * what `reason` keeps, plus what was put in (summary, notes) and the request overhead.
  */
-export interface Draft<M> {
+export interface Draft<M> extends Pick<PlanInput<M>, 'messages' | 'lens' | 'grouping' | 'count' | 'options'> {
   readonly input: PlanInput<M>;
-  readonly messages: readonly M[];
-  readonly lens: MessageLens<M>;
-  readonly grouping: Grouping;
+  /** Tokens of each message (`input.counts`). */
   readonly tokens: ArrayLike<number>;
-  readonly count: (message: M) => number;
-  readonly options: PlanOptions;
   /** The kept tail may yield to the limit in this plan (`planView` tries both). */
   readonly yields: boolean;
   readonly n: number;
