@@ -46,7 +46,12 @@ async function measure(name, warm, call) {
   await filesRun(); // resets the counters
   await call();
   const files = await filesRun();
-  console.log(`${name}: ${files.length} src files`);
+  const folders = new Map();
+  for (const f of files) {
+    const folder = f.split('/').length > 2 ? f.split('/')[1] : '(src)';
+    folders.set(folder, (folders.get(folder) ?? 0) + 1);
+  }
+  console.log(`${name}: ${files.length} src files (${[...folders].map(([f, k]) => `${f} ${k}`).join(', ')})`);
   if (list) for (const f of files) console.log(`  ${f}`);
 }
 
