@@ -1,5 +1,5 @@
 import type { MessageLens, Reading } from './lens.js';
-import { scanStructure, type PlacedResult } from './structure.js';
+import { scanStructure, type CallTurn, type PlacedResult } from './structure.js';
 
 /**
  * An atomic group: a run of messages that is kept or dropped whole. `start` is inclusive and
@@ -52,7 +52,30 @@ export interface GroupingResume {
  * prefix are reused and only the rest is scanned; the result equals a fresh pass.
  */
 export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, resume?: GroupingResume): Grouping {
-  const n = messages.length;
+  const b = resumeFrom(messages.length, lens, resume);
+  // Calls and results are paired by the one structure scan; this pass only decides group edges.
+  const { turns, results } = scanStructure(messages, lens, b.at);
+  const oddResultAt = firstOddResult(messages, lens, turns, results);
+  groupFrom(messages, lens, turns, b);
+  if (oddResultAt >= 0) {
+    b.regular = false;
+    b.firstIrregular = Math.min(b.firstIrregular, b.groupOf[oddResultAt]);
+  }
+  return { groups: b.groups, groupOf: b.groupOf, pinned: b.pinned, regular: b.regular, firstIrregular: b.firstIrregular };
+}
+
+/** A grouping being built: the groups so far, the per-message arrays, and the first message not grouped yet (`at`). */
+interface Building {
+  groups: Group[];
+  readonly groupOf: Int32Array;
+  readonly pinned: Uint8Array;
+  regular: boolean;
+  firstIrregular: number;
+  at: number;
+}
+
+/** Where a pass starts: from scratch, or after the groups of an earlier grouping that a fresh pass would find again. */
+function resumeFrom<M>(n: number, lens: MessageLens<M>, resume: GroupingResume | undefined): Building {
   let groups: Group[] = [];
   const groupOf = new Int32Array(n);
   const pinned = new Uint8Array(n);
@@ -82,9 +105,16 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     groupOf.set(resume.grouping.groupOf.subarray(0, i));
     pinned.set(resume.grouping.pinned.subarray(0, i));
   }
-  // Calls and results are paired by the one structure scan; this pass only decides group edges.
-  const read = lens.read;
-  const { turns, results } = scanStructure(messages, lens, i);
+  return { groups, groupOf, pinned, regular, firstIrregular, at: i };
+}
+
+/**
+ * The first message (or a turn's opener) that makes the history irregular although each group
+ * looks whole: a result that answers nothing or repeats an answer, a call id used twice in a turn,
+ * answers out of call order, results not leading their message, or a run split over messages, each
+ * where the format cares; -1 when none.
+ */
+function firstOddResult<M>(messages: readonly M[], lens: MessageLens<M>, turns: readonly CallTurn[], results: readonly PlacedResult[]): number {
   // A result that answers nothing (or repeats an answer) makes the history irregular even when it
   // shares a message with real answers (formats with several results per message).
   let oddResultAt = -1;
@@ -134,6 +164,15 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
       }
     }
   }
+  return oddResultAt;
+}
+
+/** Groups messages from `b.at` on, in one linear pass over the turns the scan found. */
+function groupFrom<M>(messages: readonly M[], lens: MessageLens<M>, turns: readonly CallTurn[], b: Building): void {
+  const n = messages.length;
+  const read = lens.read;
+  const { groups, groupOf, pinned } = b;
+  let { regular, firstIrregular, at: i } = b;
   // The format's own atomic constraints (cut points its rules forbid), intersected with pairing.
   const joins = lens.atomicJoins ? lens.atomicJoins(messages, read) : undefined;
   const joined = (k: number) => joins !== undefined && k < n && joins[k] === 1;
@@ -191,11 +230,9 @@ export function buildGroups<M>(messages: readonly M[], lens: MessageLens<M>, res
     if (g.system) pinned[start] = 1;
     i = end;
   }
-  if (oddResultAt >= 0) {
-    regular = false;
-    firstIrregular = Math.min(firstIrregular, groupOf[oddResultAt]);
-  }
-  return { groups, groupOf, pinned, regular, firstIrregular };
+  b.regular = regular;
+  b.firstIrregular = firstIrregular;
+  b.at = i;
 }
 
 /** True when two of the calls share an id (calls without one aside). Pairwise for the few calls of most turns, a set beyond. */

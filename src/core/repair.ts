@@ -2,7 +2,10 @@ import { InputError } from '../errors.js';
 import type { CallRef, MessageLens, ResultRef } from './lens.js';
 import { IDS_UNIQUE_PER_TURN, remapCallIds } from './remap-ids.js';
 import { buildGroups } from './groups.js';
-import { scanStructure, type CallTurn, type PlacedResult } from './structure.js';
+import { scanStructure, type CallStructure, type CallTurn, type PlacedResult } from './structure.js';
+import { everyCallAnswered, type UnansweredCalls } from './invariants/every-call-answered.js';
+import { isOrphan, resultAnswersCall } from './invariants/result-answers-call.js';
+import { resultOnce } from './invariants/result-once.js';
 
 /** One change `repairHistory` made, or a problem it saw and left alone. */
 export interface RepairAction {
@@ -146,41 +149,58 @@ function joinAcrossUser<M>(messages: readonly M[], lens: MessageLens<M>, structu
  */
 function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin: readonly number[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
-  const actions: RepairAction[] = [];
-  const open = structure.turns.map((t) => t.calls.map((_, k) => k).filter((k) => t.answers[k] === undefined && !t.excused[k]));
-  const take = (t: number, k: number) => { open[t] = open[t].filter((c) => c !== k); };
-  const replaced = new Map<number, M>();
-  const movedFrom = new Set<number>();
-  const insertBefore = new Map<number, number[]>();
-  const between = (from: number, to: number, ok: (i: number) => boolean) => {
-    for (let i = from; i < to; i++) if (!ok(i)) return false;
-    return true;
-  };
-  const read = lens.read;
-  // What a result may be moved back across: messages with no call and no result (assistant text,
-  // system messages), or one moved already; user messages too (a user who wrote while the tools
-  // ran) except where a result is a user turn that may not meet another (`resultsInUserTurn`:
-  // Anthropic, Hermes), which would put two user turns in a row.
-  const bystander = (i: number, acrossUser: boolean) => {
-    const r = read(messages[i]);
-    return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system' || (acrossUser && r.kind === 'user')));
-  };
-  const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
-  const acrossUser = !lens.resultsInUserTurn;
+  const r = reattaching(messages, lens, structure);
+  if (lens.joinResults) joinAcrossUser(messages, lens, structure, r.open, { take: r.take, replaced: r.replaced, movedFrom: r.movedFrom, actions: r.actions, bystander: (i) => r.bystander(i, true) });
+  for (const p of structure.results) {
+    if (r.movedFrom.has(p.index)) continue;
+    const positional = p.slot === 0 && p.pairing === 'outside' ? r.answeredByPosition(p.index) : undefined;
+    if (positional) movePositional(r, positional);
+    else if (lens.read(messages[p.index]).results.length !== 1) moveWhole(r, p);
+    else if (p.pairing === 'stray') rekeyStray(r, p);
+    else if (p.pairing === 'outside') moveOutside(r, p);
+  }
+  if (r.actions.length === 0) return { messages, origin: messages.map((_, i) => i), actions: r.actions };
+  const out: M[] = [];
+  const origin: number[] = [];
+  const emit = (i: number) => { out.push(r.replaced.get(i) ?? messages[i]); origin.push(i); };
+  for (let i = 0; i <= messages.length; i++) {
+    for (const j of r.insertBefore.get(i) ?? []) emit(j);
+    if (i < messages.length && !r.movedFrom.has(i)) emit(i);
+  }
+  return { messages: out, origin, actions: r.actions };
+}
+
+/** Results answering a turn by position (no ids on either side), and the messages they stand in. */
+interface PositionalRun {
+  readonly turn: CallTurn;
+  readonly run: readonly { readonly index: number; readonly results: readonly ResultRef[] }[];
+}
+
+/** What `reattach` keeps while it works, and the questions its moves ask of the history. */
+interface Reattaching<M> {
+  readonly messages: readonly M[];
+  readonly lens: MessageLens<M>;
+  readonly structure: CallStructure;
+  /** Per turn, the calls it leaves open. */
+  readonly open: number[][];
+  readonly take: (turn: number, call: number) => void;
+  readonly replaced: Map<number, M>;
+  readonly movedFrom: Set<number>;
+  /** Messages written before message `at` (the key), in order. */
+  readonly insertBefore: Map<number, number[]>;
+  readonly actions: RepairAction[];
+  /**
+   * What a result may be moved back across: messages with no call and no result (assistant text,
+   * system messages), or one moved already; user messages too (`acrossUser`: a user who wrote
+   * while the tools ran) except where a result is a user turn that may not meet another
+   * (`resultsInUserTurn`: Anthropic, Hermes), which would put two user turns in a row.
+   */
+  readonly bystander: (i: number, acrossUser: boolean) => boolean;
+  readonly between: (from: number, to: number, ok: (i: number) => boolean) => boolean;
   /** The last call turn whose run ends at or before message `index`, when only messages a result may cross lie between. */
-  const turnBehind = (index: number): CallTurn | undefined => {
-    let turn: CallTurn | undefined;
-    for (let t = structure.turns.length - 1; t >= 0 && !turn; t--) if (structure.turns[t].runEnd <= index) turn = structure.turns[t];
-    return turn && between(turn.runEnd, index, (i) => bystander(i, acrossUser)) ? turn : undefined;
-  };
+  readonly turnBehind: (index: number) => CallTurn | undefined;
   /** Message `index` leaves its place and is written before message `at`. */
-  const moveBefore = (at: number, index: number) => {
-    movedFrom.add(index);
-    const list = insertBefore.get(at);
-    if (list) list.push(index);
-    else insertBefore.set(at, [index]);
-  };
-  if (lens.joinResults) joinAcrossUser(messages, lens, structure, open, { take, replaced, movedFrom, actions, bystander: (i) => bystander(i, true) });
+  readonly moveBefore: (at: number, index: number) => void;
   /**
    * Where neither calls nor results carry ids (Gemini without ids, Qwen-Agent without
    * `function_id`): the call turn that the messages of only results starting at `index` answer by
@@ -188,97 +208,125 @@ function reattach<M>(messages: readonly M[], lens: MessageLens<M>): { messages: 
    * the turn's calls, hold as many results as the turn made calls (none answered yet; Qwen-Agent
    * writes one message per result), and each result names its call, in order, where it names one.
    */
+  readonly answeredByPosition: (index: number) => PositionalRun | undefined;
+}
+
+function reattaching<M>(messages: readonly M[], lens: MessageLens<M>, structure: CallStructure): Reattaching<M> {
+  const open = structure.turns.map((t) => t.calls.map((_, k) => k).filter((k) => t.answers[k] === undefined && !t.excused[k]));
+  const movedFrom = new Set<number>();
+  const insertBefore = new Map<number, number[]>();
+  const read = lens.read;
+  const acrossUser = !lens.resultsInUserTurn;
+  const between = (from: number, to: number, ok: (i: number) => boolean) => {
+    for (let i = from; i < to; i++) if (!ok(i)) return false;
+    return true;
+  };
+  const bystander = (i: number, across: boolean) => {
+    const r = read(messages[i]);
+    return movedFrom.has(i) || (r.calls.length === 0 && r.results.length === 0 && (r.kind === 'assistant' || r.kind === 'system' || (across && r.kind === 'user')));
+  };
   const byRunEnd = new Map<number, CallTurn>();
   for (const t of structure.turns) if (t.openersEnd === t.runEnd) byRunEnd.set(t.runEnd, t);
-  const answeredByPosition = (index: number): { turn: CallTurn; run: { index: number; results: readonly ResultRef[] }[] } | undefined => {
-    if (!acrossUser || index < 2) return undefined;
-    const between = read(messages[index - 1]);
-    if (movedFrom.has(index - 1) || between.kind !== 'user' || between.calls.length > 0 || between.results.length > 0) return undefined;
-    const turn = byRunEnd.get(index - 1);
-    if (!turn) return undefined;
-    const run: { index: number; results: readonly ResultRef[] }[] = [];
-    const results: ResultRef[] = [];
-    for (let j = index; j < messages.length && results.length < turn.calls.length; j++) {
-      const r = read(messages[j]);
-      if (movedFrom.has(j) || r.calls.length > 0 || r.results.length === 0) break;
-      run.push({ index: j, results: r.results });
-      results.push(...r.results);
-    }
-    return answersByPosition(turn, open[turn.ordinal], results) ? { turn, run } : undefined;
-  };
-  for (const p of structure.results) {
-    if (movedFrom.has(p.index)) continue;
-    const held = read(messages[p.index]);
-    const positional = p.slot === 0 && p.pairing === 'outside' ? answeredByPosition(p.index) : undefined;
-    if (positional) {
-      const { turn, run } = positional;
-      for (const k of [...open[turn.ordinal]]) take(turn.ordinal, k);
-      let nth = 0;
-      for (const { index: j, results: moved } of run) {
-        // Paired by position, a result without its key (a nameless function message) gets its call's.
-        moved.forEach((r, slot) => {
-          if (r.keyless) replaced.set(j, lens.rekeyResult(replaced.get(j) ?? messages[j], slot, turn.calls[nth]));
-          nth++;
-        });
-        moveBefore(turn.runEnd, j);
-        actions.push({ action: 'moved-result', index: j, detail: `tool result${moved.length > 1 ? 's' : ''} ${moved.map(idText).join(', ')} moved from messages[${j}] to follow ${turn.calls.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}] (by position: no ids)` });
+  return {
+    messages, lens, structure, open, movedFrom, insertBefore, bystander, between,
+    take: (t, k) => { open[t] = open[t].filter((c) => c !== k); },
+    replaced: new Map(),
+    actions: [],
+    turnBehind(index) {
+      let turn: CallTurn | undefined;
+      for (let t = structure.turns.length - 1; t >= 0 && !turn; t--) if (structure.turns[t].runEnd <= index) turn = structure.turns[t];
+      return turn && between(turn.runEnd, index, (i) => bystander(i, acrossUser)) ? turn : undefined;
+    },
+    moveBefore(at, index) {
+      movedFrom.add(index);
+      const list = insertBefore.get(at);
+      if (list) list.push(index);
+      else insertBefore.set(at, [index]);
+    },
+    answeredByPosition(index) {
+      if (!acrossUser || index < 2) return undefined;
+      const before = read(messages[index - 1]);
+      if (movedFrom.has(index - 1) || before.kind !== 'user' || before.calls.length > 0 || before.results.length > 0) return undefined;
+      const turn = byRunEnd.get(index - 1);
+      if (!turn) return undefined;
+      const run: { index: number; results: readonly ResultRef[] }[] = [];
+      const results: ResultRef[] = [];
+      for (let j = index; j < messages.length && results.length < turn.calls.length; j++) {
+        const r = read(messages[j]);
+        if (movedFrom.has(j) || r.calls.length > 0 || r.results.length === 0) break;
+        run.push({ index: j, results: r.results });
+        results.push(...r.results);
       }
-      continue;
-    }
-    if (held.results.length !== 1) {
-      // A message of several results (Gemini: one content per call turn) is moved whole, back after
-      // its call turn across messages with no call and no result, when each of its results answers
-      // a different call that turn left open, on its id.
-      if (p.slot !== 0 || p.pairing !== 'outside' || held.calls.length > 0) continue;
-      const turn = turnBehind(p.index);
-      if (!turn) continue;
-      const ks = held.results.map((r) => (r.id === undefined ? -1 : onlyCallFor(r, turn.calls, open[turn.ordinal], false, lens.namesMustMatch)));
-      if (ks.some((k) => k < 0) || new Set(ks).size !== ks.length) continue;
-      for (const k of ks) take(turn.ordinal, k);
-      moveBefore(turn.runEnd, p.index);
-      actions.push({ action: 'moved-result', index: p.index, id: held.results[0].id, detail: `tool results ${held.results.map(idText).join(', ')} moved from messages[${p.index}] to follow their calls in messages[${turn.opener}]` });
-      continue;
-    }
-    if (p.pairing === 'stray') {
-      const turn = structure.turns[p.turn];
-      const k = onlyCallFor(p.result, turn.calls, open[p.turn], true);
-      if (k < 0) continue;
-      take(p.turn, k);
-      replaced.set(p.index, lens.rekeyResult(messages[p.index], p.slot, turn.calls[k]));
-      actions.push({ action: 'rekeyed-result', index: p.index, id: turn.calls[k].id, detail: `tool result ${idText(p.result)} answers call ${turn.calls[k].id ?? turn.calls[k].name} (${turn.calls[k].name}), the only open call it fits; re-keyed` });
-      continue;
-    }
-    if (p.pairing !== 'outside') continue;
-    // After its call, separated only by messages with no call and no result.
-    let target: { turn: CallTurn; at: number } | undefined;
-    let k = -1;
-    const before = turnBehind(p.index);
-    if (before) {
-      k = onlyCallFor(p.result, before.calls, open[before.ordinal], false, lens.namesMustMatch);
-      if (k >= 0) target = { turn: before, at: before.runEnd };
-    }
-    // Right before its call, with only other results in between.
-    const after = structure.turns.find((t) => t.opener > p.index);
-    if (!target && after && between(p.index + 1, after.opener, (i) => read(messages[i]).results.length > 0 && read(messages[i]).calls.length === 0)) {
-      k = onlyCallFor(p.result, after.calls, open[after.ordinal], false, lens.namesMustMatch);
-      if (k >= 0) target = { turn: after, at: after.openersEnd };
-    }
-    if (!target) continue;
-    const call = target.turn.calls[k];
-    take(target.turn.ordinal, k);
-    moveBefore(target.at, p.index);
-    if (p.result.id !== call.id) replaced.set(p.index, lens.rekeyResult(messages[p.index], p.slot, call));
-    actions.push({ action: 'moved-result', index: p.index, id: call.id, detail: `tool result ${idText(p.result)} moved from messages[${p.index}] to follow its call in messages[${target.turn.opener}]` });
+      return answersByPosition(turn, open[turn.ordinal], results) ? { turn, run } : undefined;
+    },
+  };
+}
+
+const idText = (r: ResultRef) => r.id ?? r.idHint ?? r.name ?? '(no id)';
+
+/** Results paired by position move back after their turn; a result without its key (a nameless function message) gets its call's. */
+function movePositional<M>(r: Reattaching<M>, { turn, run }: PositionalRun): void {
+  for (const k of [...r.open[turn.ordinal]]) r.take(turn.ordinal, k);
+  let nth = 0;
+  for (const { index: j, results: moved } of run) {
+    moved.forEach((res, slot) => {
+      if (res.keyless) r.replaced.set(j, r.lens.rekeyResult(r.replaced.get(j) ?? r.messages[j], slot, turn.calls[nth]));
+      nth++;
+    });
+    r.moveBefore(turn.runEnd, j);
+    r.actions.push({ action: 'moved-result', index: j, detail: `tool result${moved.length > 1 ? 's' : ''} ${moved.map(idText).join(', ')} moved from messages[${j}] to follow ${turn.calls.length > 1 ? 'their calls' : 'its call'} in messages[${turn.opener}] (by position: no ids)` });
   }
-  if (actions.length === 0) return { messages, origin: messages.map((_, i) => i), actions };
-  const out: M[] = [];
-  const origin: number[] = [];
-  const emit = (i: number) => { out.push(replaced.get(i) ?? messages[i]); origin.push(i); };
-  for (let i = 0; i <= messages.length; i++) {
-    for (const j of insertBefore.get(i) ?? []) emit(j);
-    if (i < messages.length && !movedFrom.has(i)) emit(i);
+}
+
+/**
+ * A message of several results (Gemini: one content per call turn) is moved whole, back after its
+ * call turn across messages with no call and no result, when each of its results answers a
+ * different call that turn left open, on its id.
+ */
+function moveWhole<M>(r: Reattaching<M>, p: PlacedResult): void {
+  const held = r.lens.read(r.messages[p.index]);
+  if (p.slot !== 0 || p.pairing !== 'outside' || held.calls.length > 0) return;
+  const turn = r.turnBehind(p.index);
+  if (!turn) return;
+  const ks = held.results.map((res) => (res.id === undefined ? -1 : onlyCallFor(res, turn.calls, r.open[turn.ordinal], false, r.lens.namesMustMatch)));
+  if (ks.some((k) => k < 0) || new Set(ks).size !== ks.length) return;
+  for (const k of ks) r.take(turn.ordinal, k);
+  r.moveBefore(turn.runEnd, p.index);
+  r.actions.push({ action: 'moved-result', index: p.index, id: held.results[0].id, detail: `tool results ${held.results.map(idText).join(', ')} moved from messages[${p.index}] to follow their calls in messages[${turn.opener}]` });
+}
+
+/** A result in a call's run answering none of its calls is re-keyed to the one open call it fits. */
+function rekeyStray<M>(r: Reattaching<M>, p: PlacedResult): void {
+  const turn = r.structure.turns[p.turn];
+  const k = onlyCallFor(p.result, turn.calls, r.open[p.turn], true);
+  if (k < 0) return;
+  r.take(p.turn, k);
+  r.replaced.set(p.index, r.lens.rekeyResult(r.messages[p.index], p.slot, turn.calls[k]));
+  r.actions.push({ action: 'rekeyed-result', index: p.index, id: turn.calls[k].id, detail: `tool result ${idText(p.result)} answers call ${turn.calls[k].id ?? turn.calls[k].name} (${turn.calls[k].name}), the only open call it fits; re-keyed` });
+}
+
+/** A result outside every run moves to its call: after it across messages a result may cross, or from right before it (on its id only). */
+function moveOutside<M>(r: Reattaching<M>, p: PlacedResult): void {
+  const { messages, lens, structure } = r;
+  let target: { turn: CallTurn; at: number } | undefined;
+  let k = -1;
+  const before = r.turnBehind(p.index);
+  if (before) {
+    k = onlyCallFor(p.result, before.calls, r.open[before.ordinal], false, lens.namesMustMatch);
+    if (k >= 0) target = { turn: before, at: before.runEnd };
   }
-  return { messages: out, origin, actions };
+  // Right before its call, with only other results in between.
+  const after = structure.turns.find((t) => t.opener > p.index);
+  if (!target && after && r.between(p.index + 1, after.opener, (i) => lens.read(messages[i]).results.length > 0 && lens.read(messages[i]).calls.length === 0)) {
+    k = onlyCallFor(p.result, after.calls, r.open[after.ordinal], false, lens.namesMustMatch);
+    if (k >= 0) target = { turn: after, at: after.openersEnd };
+  }
+  if (!target) return;
+  const call = target.turn.calls[k];
+  r.take(target.turn.ordinal, k);
+  r.moveBefore(target.at, p.index);
+  if (p.result.id !== call.id) r.replaced.set(p.index, lens.rekeyResult(messages[p.index], p.slot, call));
+  r.actions.push({ action: 'moved-result', index: p.index, id: call.id, detail: `tool result ${idText(p.result)} moved from messages[${p.index}] to follow its call in messages[${target.turn.opener}]` });
 }
 
 /**
@@ -412,83 +460,10 @@ function mergeRuns<M>(messages: readonly M[], lens: MessageLens<M>): { messages:
  */
 function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { messages: readonly M[]; origin?: readonly number[]; actions: RepairAction[] } {
   const structure = scanStructure(messages, lens);
-  const removeSlots = new Map<number, number[]>();
-  const insertAfter = new Map<number, M[]>();
-  const insertBefore = new Map<number, M[]>();
-  const replaced = new Map<number, M>();
-  const actions: RepairAction[] = [];
-  const remove = (index: number, slot: number) => {
-    const list = removeSlots.get(index) ?? [];
-    list.push(slot);
-    removeSlots.set(index, list);
-  };
-  for (const p of structure.results) {
-    if (p.pairing === 'outside') {
-      remove(p.index, p.slot);
-      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id || p.result.name || 'without a call id'} answers no preceding call` });
-    } else if (p.pairing === 'stray') {
-      remove(p.index, p.slot);
-      actions.push({ action: 'removed-orphan', index: p.index, id: p.result.id, detail: `tool result ${p.result.id ?? p.result.name ?? ''} answers no call of messages[${structure.turns[p.turn].opener}]` });
-    } else if (p.pairing === 'duplicate') {
-      const turn = structure.turns[p.turn];
-      const call = turn.calls[p.call];
-      remove(p.index, p.slot);
-      actions.push({ action: 'removed-duplicate', index: p.index, id: call.id, detail: `second result for ${call.id ?? call.name}; the first one (messages[${turn.answers[p.call]!.index}]) is kept` });
-    }
-  }
-  const dropped = new Set<number>();
-  for (const [index, slots] of removeSlots) {
-    let m: M | undefined = messages[index];
-    // Highest slot first, so the slots still to remove keep their positions.
-    for (const slot of slots.sort((a, b) => b - a)) {
-      m = lens.removeResult(m, slot);
-      if (m === undefined) break;
-    }
-    if (m === undefined) dropped.add(index);
-    else replaced.set(index, m);
-  }
-  for (const turn of structure.turns) {
-    const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined && !turn.excused[k]);
-    if (missing.length === 0) continue;
-    for (const call of missing) {
-      actions.push({ action: 'added-result', index: turn.opener, id: call.id, detail: `call ${call.id ?? call.name} (${call.name}) had no result; a synthetic error result was added` });
-    }
-    const next = messages[turn.runEnd];
-    const nextReading = next === undefined ? undefined : lens.read(next);
-    // Where the format wants every result of a turn in one message, they join the run's last
-    // message (or the user message right after the calls); otherwise they get messages of their own.
-    let host = -1;
-    for (let k = turn.runEnd - 1; k >= turn.openersEnd && host < 0; k--) if (!dropped.has(k)) host = k;
-    if (host < 0 && turn.runEnd === turn.openersEnd && nextReading?.kind === 'user') host = turn.runEnd;
-    const hostMessage = host >= 0 ? (replaced.get(host) ?? messages[host]) : undefined;
-    const merged = hostMessage !== undefined && lens.addResults ? lens.addResults(hostMessage, missing, MISSING_RESULT_TEXT) : undefined;
-    const after = host >= 0 && host < turn.runEnd ? host : turn.runEnd - 1;
-    if (merged !== undefined) replaced.set(host, merged);
-    else {
-      const made = lens.missingResults(missing, MISSING_RESULT_TEXT);
-      if (!lens.splitParallelCalls || made.length !== missing.length) insertAfter.set(after, [...(insertAfter.get(after) ?? []), ...made]);
-      else {
-        // Formats that pair one result message per call by position (Qwen-Agent) get each error
-        // result where its call's result belongs: before the first kept result of a later call.
-        missing.forEach((call, m) => {
-          const k = turn.calls.indexOf(call);
-          let before = -1;
-          for (let c = k + 1; c < turn.calls.length && before < 0; c++) {
-            const a = turn.answers[c];
-            if (a !== undefined && !dropped.has(a.index)) before = a.index;
-          }
-          const at = before >= 0 ? insertBefore : insertAfter;
-          const key = before >= 0 ? before : after;
-          at.set(key, [...(at.get(key) ?? []), made[m]]);
-        });
-      }
-    }
-    if (nextReading?.kind === 'user' && nextReading.results.length === 0) {
-      for (const call of missing) {
-        actions.push({ action: 'reported', index: turn.runEnd, id: call.id, detail: `a user message follows unanswered call ${call.id ?? call.name}; if it carries the tool's result, send it as a tool result answering that call` });
-      }
-    }
-  }
+  const edits: Edits<M> = { dropped: new Set(), replaced: new Map(), insertBefore: new Map(), insertAfter: new Map(), actions: [] };
+  pruneResults(messages, lens, structure, edits);
+  for (const unanswered of everyCallAnswered.find(structure)) completeCalls(messages, lens, structure, unanswered, edits);
+  const { dropped, replaced, insertBefore, insertAfter, actions } = edits;
   // Nothing to fix: the input itself, not a copy (this runs on every request).
   if (dropped.size === 0 && replaced.size === 0 && insertAfter.size === 0 && insertBefore.size === 0) return { messages, actions };
   const out: M[] = [];
@@ -507,4 +482,94 @@ function completeAndPrune<M>(messages: readonly M[], lens: MessageLens<M>): { me
     added(insertAfter.get(i));
   });
   return { messages: out, origin, actions: actions.sort((a, b) => a.index - b.index) };
+}
+
+/** What `completeAndPrune` changes, by input index: messages dropped, replaced, and made before or after one; and what it did. */
+interface Edits<M> {
+  readonly dropped: Set<number>;
+  readonly replaced: Map<number, M>;
+  readonly insertBefore: Map<number, M[]>;
+  readonly insertAfter: Map<number, M[]>;
+  readonly actions: RepairAction[];
+}
+
+/** The invariants' own repairs: an orphan or a repeated result goes (in scan order, one pass); a message left with nothing is dropped. */
+function pruneResults<M>(messages: readonly M[], lens: MessageLens<M>, structure: CallStructure, edits: Edits<M>): void {
+  const removeSlots = new Map<number, number[]>();
+  const remove = (index: number, slot: number) => {
+    const list = removeSlots.get(index) ?? [];
+    list.push(slot);
+    removeSlots.set(index, list);
+  };
+  const repeated = new Map(resultOnce.find(structure).map((f) => [f.result, f]));
+  for (const p of structure.results) {
+    if (isOrphan(p)) {
+      remove(p.index, p.slot);
+      edits.actions.push({ action: resultAnswersCall.repair.action, index: p.index, id: p.result.id, detail: resultAnswersCall.repair.detail(p, structure) });
+    } else if (p.pairing === 'duplicate') {
+      const f = repeated.get(p)!;
+      remove(p.index, p.slot);
+      edits.actions.push({ action: resultOnce.repair.action, index: p.index, id: f.call.id, detail: resultOnce.repair.detail(f, structure) });
+    }
+  }
+  for (const [index, slots] of removeSlots) {
+    let m: M | undefined = messages[index];
+    // Highest slot first, so the slots still to remove keep their positions.
+    for (const slot of slots.sort((a, b) => b - a)) {
+      m = lens.removeResult(m, slot);
+      if (m === undefined) break;
+    }
+    if (m === undefined) edits.dropped.add(index);
+    else edits.replaced.set(index, m);
+  }
+}
+
+/**
+ * A synthetic error result for each call of a turn without one: where the format wants every
+ * result of a turn in one message, joined to the run's last message (or the user message right
+ * after the calls); otherwise in messages of their own after the run. A user message right after
+ * unanswered calls is reported: it may carry the result.
+ */
+function completeCalls<M>(messages: readonly M[], lens: MessageLens<M>, structure: CallStructure, { turn, calls: missing }: UnansweredCalls, edits: Edits<M>): void {
+  const { dropped, replaced, insertAfter, actions } = edits;
+  for (const call of missing) {
+    actions.push({ action: everyCallAnswered.repair.action, index: turn.opener, id: call.id, detail: everyCallAnswered.repair.detail(call, structure) });
+  }
+  const next = messages[turn.runEnd];
+  const nextReading = next === undefined ? undefined : lens.read(next);
+  let host = -1;
+  for (let k = turn.runEnd - 1; k >= turn.openersEnd && host < 0; k--) if (!dropped.has(k)) host = k;
+  if (host < 0 && turn.runEnd === turn.openersEnd && nextReading?.kind === 'user') host = turn.runEnd;
+  const hostMessage = host >= 0 ? (replaced.get(host) ?? messages[host]) : undefined;
+  const merged = hostMessage !== undefined && lens.addResults ? lens.addResults(hostMessage, missing, MISSING_RESULT_TEXT) : undefined;
+  const after = host >= 0 && host < turn.runEnd ? host : turn.runEnd - 1;
+  if (merged !== undefined) replaced.set(host, merged);
+  else {
+    const made = lens.missingResults(missing, MISSING_RESULT_TEXT);
+    if (!lens.splitParallelCalls || made.length !== missing.length) insertAfter.set(after, [...(insertAfter.get(after) ?? []), ...made]);
+    else placeByCall(turn, missing, made, after, edits);
+  }
+  if (nextReading?.kind === 'user' && nextReading.results.length === 0) {
+    for (const call of missing) {
+      actions.push({ action: 'reported', index: turn.runEnd, id: call.id, detail: `a user message follows unanswered call ${call.id ?? call.name}; if it carries the tool's result, send it as a tool result answering that call` });
+    }
+  }
+}
+
+/**
+ * Formats that pair one result message per call by position (Qwen-Agent) get each error result
+ * where its call's result belongs: before the first kept result of a later call, else after `after`.
+ */
+function placeByCall<M>(turn: CallTurn, missing: readonly CallRef[], made: readonly M[], after: number, edits: Edits<M>): void {
+  missing.forEach((call, m) => {
+    const k = turn.calls.indexOf(call);
+    let before = -1;
+    for (let c = k + 1; c < turn.calls.length && before < 0; c++) {
+      const a = turn.answers[c];
+      if (a !== undefined && !edits.dropped.has(a.index)) before = a.index;
+    }
+    const at = before >= 0 ? edits.insertBefore : edits.insertAfter;
+    const key = before >= 0 ? before : after;
+    at.set(key, [...(at.get(key) ?? []), made[m]]);
+  });
 }

@@ -35,3 +35,6 @@ export function omittedNoteText(droppedMessages: number): string {
 export function recallNoteText(toolName: string, coveredMessages: number): string {
   return `[Recall: the original text of the ${coveredMessages} summarized messages (#1-#${coveredMessages}, oldest first) can be read again with the ${toolName} tool, by ids (e.g. ["#${coveredMessages}"]) or by a query]`;
 }
+
+/** The text of a note put between two turns of one role that a cut brought together. */
+export const BRIDGE_TEXT = '[earlier turns of this conversation are left out here]';

@@ -1,5 +1,6 @@
 import { sharedMessages, type TextUnread } from '../core/same-message.js';
 import type { Grouping } from '../core/groups.js';
+import type { ViewTrace } from '../core/view-trace.js';
 import type { FormatName } from '../formats/lens.js';
 import { LENSES } from '../formats/registry.js';
 import { Fingerprints } from './fingerprints.js';
@@ -26,11 +27,7 @@ export interface RememberedHistory {
   readonly textUnread?: { readonly from: number; readonly to: number };
 }
 
-/** A view, message by message: a kept message by its history index, a made one by its JSON text; with the tokens of each. */
-export interface ViewTrace {
-  readonly keys: readonly (number | string)[];
-  readonly tokens: readonly number[];
-}
+export type { ViewTrace } from '../core/view-trace.js';
 
 /** A history matched against its chat's remembered one: that history, and how many leading messages they share. */
 export interface Recall {

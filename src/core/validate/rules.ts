@@ -1,5 +1,8 @@
 import type { MessageLens } from '../lens.js';
 import type { CallStructure } from '../structure.js';
+import { everyCallAnswered } from '../invariants/every-call-answered.js';
+import { resultAnswersCall } from '../invariants/result-answers-call.js';
+import { resultOnce } from '../invariants/result-once.js';
 
 /**
  * Names of the rules a history can break (I1–I12 in the provider notes map onto these). The
@@ -76,72 +79,32 @@ export function eachMessage<M>(rule: MessageRule<M>, at: (index: number, field: 
 const idText = (id: string | undefined, name: string | undefined) => id ?? (name ? `function ${name}` : '(no id)');
 
 /** I1/I3: every call is answered by the unbroken run of results right after the message that made it. */
-export const callsAnswered: Rule<unknown> = {
-  id: 'call-unanswered',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const turn of structure.turns) {
-      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined && !turn.excused[k]).map((c) => idText(c.id, c.name));
-      if (missing.length === 0) continue;
-      out.push({
-        index: turn.opener,
-        rule: 'call-unanswered',
-        id: missing[0],
-        message: `messages[${turn.opener}]: An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`,
-      });
-    }
-    return out;
-  },
-};
+export const callsAnswered: Rule<unknown> = everyCallAnswered.rule(({ turn, calls }) => {
+  const missing = calls.map((c) => idText(c.id, c.name));
+  return {
+    index: turn.opener,
+    id: missing[0],
+    message: `messages[${turn.opener}]: An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`,
+  };
+});
 
 /** I2: every result answers a call of the turn right before it. */
-export const resultsHaveCall: Rule<unknown> = {
-  id: 'result-orphan',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing === 'outside') {
-        out.push({
-          index: p.index,
-          rule: 'result-orphan',
-          id: p.result.id,
-          message: `messages[${p.index}]: tool result ${idText(p.result.id, p.result.name)} answers no call: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`,
-        });
-      } else if (p.pairing === 'stray') {
-        out.push({
-          index: p.index,
-          rule: 'result-orphan',
-          id: p.result.id,
-          message: `messages[${p.index}]: Invalid parameter: 'tool_call_id' of '${p.result.id ?? ''}' not found in 'tool_calls' of previous message.`,
-        });
-      }
-    }
-    return out;
-  },
-};
+export const resultsHaveCall: Rule<unknown> = resultAnswersCall.rule((p) => ({
+  index: p.index,
+  id: p.result.id,
+  message: p.pairing === 'outside'
+    ? `messages[${p.index}]: tool result ${idText(p.result.id, p.result.name)} answers no call: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`
+    : `messages[${p.index}]: Invalid parameter: 'tool_call_id' of '${p.result.id ?? ''}' not found in 'tool_calls' of previous message.`,
+}));
 
 /** I4: no call is answered twice. */
-export const resultsUnique: Rule<unknown> = {
-  id: 'result-duplicate',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'duplicate') continue;
-      const turn = structure.turns[p.turn];
-      const call = turn.calls[p.call];
-      const first = turn.answers[p.call]!.index;
-      out.push({
-        index: p.index,
-        rule: 'result-duplicate',
-        id: call.id,
-        message: call.id !== undefined
-          ? `messages[${p.index}]: Invalid parameter: Duplicate value for 'tool_call_id' of '${call.id}', in messages[${first}] and messages[${p.index}].`
-          : `messages[${p.index}]: function ${call.name} was already answered in messages[${first}]; a legacy function call takes exactly one 'function' message.`,
-      });
-    }
-    return out;
-  },
-};
+export const resultsUnique: Rule<unknown> = resultOnce.rule(({ result: p, call, first }) => ({
+  index: p.index,
+  id: call.id,
+  message: call.id !== undefined
+    ? `messages[${p.index}]: Invalid parameter: Duplicate value for 'tool_call_id' of '${call.id}', in messages[${first}] and messages[${p.index}].`
+    : `messages[${p.index}]: function ${call.name} was already answered in messages[${first}]; a legacy function call takes exactly one 'function' message.`,
+}));
 
 /** I4: call ids are unique within one turn. */
 export const callIdsUnique: Rule<unknown> = {

@@ -2,6 +2,7 @@ import type { Converted } from '../convert-types.js';
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAIToolCall } from '../openai-chat/types.js';
 import { callArguments, isObj, jsonText, partsOf } from './parts.js';
 import type { AiSdkMessage, AiSdkPart, AiSdkToolResultOutput } from './types.js';
+import { chatFields } from '../openai-chat/fields.js';
 
 /**
  * OpenAI Chat Completions <-> Vercel AI SDK `ModelMessage` lists. Calls: `tool_calls[].function
@@ -13,13 +14,7 @@ import type { AiSdkMessage, AiSdkPart, AiSdkToolResultOutput } from './types.js'
 
 type Obj = Record<string, unknown>;
 
-const MESSAGE_FIELDS: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  system: Object.freeze(['role', 'content']),
-  developer: Object.freeze(['role', 'content']),
-  user: Object.freeze(['role', 'content']),
-  assistant: Object.freeze(['role', 'content', 'tool_calls', 'function_call']),
-  tool: Object.freeze(['role', 'content', 'tool_call_id', 'name']),
-});
+const MESSAGE_FIELDS = chatFields([], ['function']);
 
 /** Names in `lost` every field of `value` outside `known`. */
 function extraFields(value: Obj, known: readonly string[], where: string, lost: string[], target: string): void {

@@ -1,5 +1,5 @@
 import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
-import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
+import { kindByRole, messageObjectProblem, NO_CALLS, NO_IN_PLACE, NO_RESULTS } from '../readings.js';
 import { messageMediaTokens } from './media.js';
 import {
   APPROVAL_CALL_NAME, callArguments, callPositions, contentText, isApprovalCall, isObj, partsOf, providerRuns, resultPositions, resultText,
@@ -15,10 +15,6 @@ const ASSISTANT_ONLY: readonly string[] = Object.freeze(['tool-call', 'tool-appr
 /** The part types a tool message carries. */
 const TOOL_PARTS: readonly string[] = Object.freeze(['tool-result', 'tool-approval-response']);
 
-/** Shared empty lists: most messages open no call and carry no result. */
-const NO_CALLS: readonly CallRef[] = Object.freeze([]);
-const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
-const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 /** A malformed id (a finite number) as text, for repair to re-attach on; pairing never reads it. */
@@ -78,23 +74,11 @@ function readAssistantParts(parts: readonly AiSdkPart[]): { calls: readonly Call
   return { calls: calls ?? NO_CALLS, inPlace: inPlace ?? NO_IN_PLACE };
 }
 
-function kindOf(role: unknown): MessageKind {
-  switch (role) {
-    case 'system':
-      return 'system';
-    case 'user':
-      return 'user';
-    case 'assistant':
-      return 'assistant';
-    case 'tool':
-      return 'result';
-    default:
-      return 'other';
-  }
-}
+/** The kind of a message, by its role. */
+const KINDS: Readonly<Record<string, MessageKind>> = Object.freeze({ system: 'system', user: 'user', assistant: 'assistant', tool: 'result' });
 
 function readMessage(m: AiSdkMessage): Reading {
-  const kind = kindOf(m.role);
+  const kind = kindByRole(m.role, KINDS);
   const ownId = typeof m.id === 'string' ? m.id : undefined;
   if (kind === 'result') {
     const parts = partsOf(m);
@@ -250,10 +234,9 @@ export const aiSdkLens: MessageLens<AiSdkMessage> = {
     return content.length === 0 ? undefined : { ...m, content };
   },
   problem(value: unknown) {
-    if (!isObj(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
-    if (nestedDeeperThan(value)) return { field: '', rule: `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep` };
-    const role = value.role;
-    if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
+    const base = messageObjectProblem(value);
+    if (base || !isObj(value)) return base;
+    const role = value.role as string;
     if (!ROLES.includes(role)) return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected ${ROLES.join(', ')})` };
     const c = value.content;
     if (role === 'system') return typeof c === 'string' ? undefined : { field: '.content', rule: `must be a string in a system message, got ${describe(c)}` };

@@ -1,5 +1,6 @@
 import type { CallRef } from '../lens.js';
 import type { Rule, Violation } from '../../core/validate/rules.js';
+import { everyCallAnswered, resultAnswersCall, resultOnce } from '../../core/invariants/index.js';
 import type { CallTurn, PlacedResult } from '../../core/structure.js';
 import { isApprovalCall, isObj, partsOf, resultPositions } from './parts.js';
 import type { AiSdkMessage } from './types.js';
@@ -51,21 +52,16 @@ function settledByApproval(messages: readonly AiSdkMessage[], turn: CallTurn): S
  * SDK drops it before the provider), and a call approved or denied in the history's last message is
  * answered by the SDK itself.
  */
-export const toolResultsPresent: Rule<AiSdkMessage> = {
-  id: 'call-unanswered',
-  check({ messages, structure }) {
-    const out: Violation[] = [];
-    for (const turn of structure.turns) {
-      const settled = settledByApproval(messages, turn);
-      const missing = turn.calls
-        .filter((c, k) => turn.answers[k] === undefined && !isApprovalCall(c) && !(c.id !== undefined && settled.has(c.id)))
-        .map((c) => c.id ?? c.name);
-      if (missing.length === 0) continue;
-      out.push({ index: turn.opener, rule: 'call-unanswered', id: missing[0], message: `messages[${turn.opener}]: ${missingToolResultsText(missing)}` });
-    }
-    return out;
+export const toolResultsPresent: Rule<AiSdkMessage> = everyCallAnswered.ruleOwing<AiSdkMessage>(
+  (turn, k, { messages }) => {
+    const c = turn.calls[k];
+    return !isApprovalCall(c) && !(c.id !== undefined && settledByApproval(messages, turn).has(c.id));
   },
-};
+  ({ turn, calls }) => {
+    const missing = calls.map((c) => c.id ?? c.name);
+    return { index: turn.opener, id: missing[0], message: `messages[${turn.opener}]: ${missingToolResultsText(missing)}` };
+  },
+);
 
 /** What a stray or outside result is told: the AI SDK's text for an approval response, the provider's for a tool result. */
 function orphanText(messages: readonly AiSdkMessage[], p: PlacedResult): string {
@@ -81,41 +77,19 @@ function orphanText(messages: readonly AiSdkMessage[], p: PlacedResult): string 
 }
 
 /** I2: every result answers a call of the assistant message right before its run of tool messages. */
-export const resultsAnswerCall: Rule<AiSdkMessage> = {
-  id: 'result-orphan',
-  check({ messages, structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'outside' && p.pairing !== 'stray') continue;
-      out.push({ index: p.index, rule: 'result-orphan', id: p.result.id, message: orphanText(messages, p) });
-    }
-    return out;
-  },
-};
+export const resultsAnswerCall: Rule<AiSdkMessage> = resultAnswersCall.rule((p, { messages }) => ({ index: p.index, id: p.result.id, message: orphanText(messages, p) }));
 
 /** I4: no call is answered twice (nor an approval request). */
-export const resultsOnce: Rule<AiSdkMessage> = {
-  id: 'result-duplicate',
-  check({ messages, structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'duplicate') continue;
-      const turn = structure.turns[p.turn];
-      const call = turn.calls[p.call];
-      const first = turn.answers[p.call]!.index;
-      const where = `messages[${p.index}]${resultField(messages[p.index], p.slot)}`;
-      out.push({
-        index: p.index,
-        rule: 'result-duplicate',
-        id: call.id,
-        message: isApprovalCall(call)
-          ? `${where}: a second tool-approval-response for approval request ${call.id ?? ''}, first answered in messages[${first}].`
-          : `${where}: Invalid parameter: Duplicate value for 'tool_call_id' of '${call.id ?? ''}', in messages[${first}] and messages[${p.index}].`,
-      });
-    }
-    return out;
-  },
-};
+export const resultsOnce: Rule<AiSdkMessage> = resultOnce.rule(({ result: p, call, first }, { messages }) => {
+  const where = `messages[${p.index}]${resultField(messages[p.index], p.slot)}`;
+  return {
+    index: p.index,
+    id: call.id,
+    message: isApprovalCall(call)
+      ? `${where}: a second tool-approval-response for approval request ${call.id ?? ''}, first answered in messages[${first}].`
+      : `${where}: Invalid parameter: Duplicate value for 'tool_call_id' of '${call.id ?? ''}', in messages[${first}] and messages[${p.index}].`,
+  };
+});
 
 /** I4: tool call ids (provider-executed ones too) and approval ids are unique within one assistant message. */
 export const callIdsOnce: Rule<AiSdkMessage> = {

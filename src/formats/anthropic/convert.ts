@@ -100,163 +100,191 @@ function inputOf(args: unknown): { input: Obj; exact: boolean; raw: boolean } {
   return { input: { _raw: args }, exact: true, raw: true };
 }
 
+/** Where an OpenAI Chat history is being converted: the output so far and what the next messages need to know. */
+interface Converting {
+  readonly uniqueIds: boolean;
+  readonly out: AnthropicMessage[];
+  readonly lost: string[];
+  readonly system: string[];
+  /** Every id the history uses, so a fresh id never collides with one of them. */
+  readonly used: Set<string>;
+  readonly seen: Set<string>;
+  /** Original id -> id sent, and the names, for the calls of the last assistant message. */
+  turnIds: Map<string, string>;
+  readonly turnNames: Map<string, string>;
+  /** The id given to a legacy function_call, for its function message. */
+  pendingFunction?: string;
+  minted: number;
+  /** The user message of tool_result blocks being built. */
+  results?: AnthropicBlock[];
+  /** No user, assistant or result message yet: system text still goes to the system field. */
+  leading: boolean;
+}
+
 /** Converts an OpenAI Chat history to Anthropic Messages (see the file comment for what changes). */
 export function fromOpenAIChat(messages: readonly OpenAIChatMessage[], options: FromOpenAIChatOptions = {}): AnthropicConverted {
-  const uniqueIds = options.uniqueIds ?? true;
-  const out: AnthropicMessage[] = [];
-  const lost: string[] = [];
-  const system: string[] = [];
-  // Every id the history uses, so a fresh id never collides with one of them.
-  const used = new Set<string>();
-  for (const m of messages) if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls) if (typeof c?.id === 'string') used.add(c.id);
-  const seen = new Set<string>();
-  let turnIds = new Map<string, string>(); // original id -> id sent, for the calls of the last assistant message
-  const turnNames = new Map<string, string>();
-  let pendingFunction: string | undefined; // the id given to a legacy function_call, for its function message
-  let minted = 0;
-  let results: AnthropicBlock[] | undefined; // the user message of tool_result blocks being built
-  let leading = true;
-
-  const fresh = (id: string) => {
-    for (let k = 2; ; k++) {
-      const candidate = `${id}_${k}`;
-      if (!used.has(candidate)) {
-        used.add(candidate);
-        return candidate;
-      }
-    }
-  };
-  const flush = () => {
-    if (results) out.push({ role: 'user', content: results });
-    results = undefined;
-  };
-
+  const c: Converting = { uniqueIds: options.uniqueIds ?? true, out: [], lost: [], system: [], used: new Set(), seen: new Set(), turnIds: new Map(), turnNames: new Map(), minted: 0, leading: true };
+  for (const m of messages) if (Array.isArray(m.tool_calls)) for (const call of m.tool_calls) if (typeof call?.id === 'string') c.used.add(call.id);
   messages.forEach((m, i) => {
     const at = `messages[${i}]`;
     const role = m.role;
-    if (role !== 'tool' && role !== 'function') flush();
-    if (role === 'system' || role === 'developer') {
-      const { text, other } = openaiText(m.content);
-      if (other) lost.push(`${at}: non-text parts of a ${role} message were dropped`);
-      const extra = extraKeys(m, ['role', 'content']);
-      if (extra.length > 0) lost.push(`${at}: fields ${extra.join(', ')} were dropped`);
-      if (leading) {
-        if (role === 'developer') lost.push(`${at}: a developer message became system text`);
-        if (system.length > 0) lost.push(`${at}: joined with the system text before it (Anthropic has one system field)`);
-        system.push(text);
-      } else {
-        lost.push(`${at}: a ${role} message in the middle of the history became a user message (Anthropic has no system role in messages)`);
-        out.push({ role: 'user', content: [{ type: 'text', text }] });
-      }
-      return;
-    }
-    leading = false;
-    if (role === 'user') {
-      const extra = extraKeys(m, ['role', 'content']);
-      if (extra.length > 0) lost.push(`${at}: fields ${extra.join(', ')} were dropped`);
-      if (Array.isArray(m.content)) {
-        const blocks: AnthropicBlock[] = [];
-        m.content.forEach((p, k) => {
-          const b = blockFromPart(p, `${at}.content[${k}]`, lost);
-          if (b) blocks.push(b);
-        });
-        out.push({ role: 'user', content: blocks });
-      } else {
-        if (typeof m.content !== 'string') lost.push(`${at}: content that is not text became an empty string`);
-        out.push({ role: 'user', content: typeof m.content === 'string' ? m.content : '' });
-      }
-      return;
-    }
-    if (role === 'assistant') {
-      const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-      const extra = extraKeys(m, ['role', 'content', 'tool_calls', 'function_call']);
-      if (extra.length > 0) lost.push(`${at}: fields ${extra.join(', ')} were dropped`);
-      if (m.tool_calls !== undefined && calls.length === 0) lost.push(`${at}: an empty tool_calls list was dropped`);
-      turnIds = new Map();
-      turnNames.clear();
-      pendingFunction = undefined;
-      const blocks: AnthropicBlock[] = [];
-      if (Array.isArray(m.content)) {
-        if (calls.length > 0 || m.function_call) lost.push(`${at}: content parts beside tool calls come back as one string`);
-        m.content.forEach((p, k) => {
-          if (isObj(p) && p.type === 'refusal' && typeof p.refusal === 'string') {
-            lost.push(`${at}.content[${k}]: a refusal part became text`);
-            blocks.push({ type: 'text', text: p.refusal });
-            return;
-          }
-          const b = blockFromPart(p, `${at}.content[${k}]`, lost);
-          if (b) blocks.push(b);
-        });
-      } else if (typeof m.content === 'string' && m.content !== '') {
-        blocks.push({ type: 'text', text: m.content });
-      } else if (m.content === '' && (calls.length > 0 || m.function_call)) {
-        lost.push(`${at}: empty content beside tool calls comes back as null`);
-      }
-      calls.forEach((c: OpenAIToolCall, k) => {
-        const original = typeof c?.id === 'string' ? c.id : `call_${i}_${k}`;
-        if (typeof c?.id !== 'string') lost.push(`${at}.tool_calls[${k}]: a call without an id was given ${original}`);
-        let id = original;
-        if (uniqueIds && seen.has(original)) {
-          id = fresh(original);
-          lost.push(`${at}.tool_calls[${k}].id: ${original} is used again in this history; Anthropic wants unique tool_use ids, so it is ${id} here and in its result`);
-        }
-        seen.add(original);
-        turnIds.set(original, id);
-        const name = typeof c?.function?.name === 'string' ? c.function.name : '';
-        turnNames.set(original, name);
-        const { input, exact, raw } = inputOf(c?.function?.arguments);
-        if (raw) lost.push(`${at}.tool_calls[${k}].function.arguments: not a JSON object; sent as {"_raw": text}`);
-        else if (!exact) lost.push(`${at}.tool_calls[${k}].function.arguments: formatting not kept (sent as a JSON object)`);
-        const callExtra = isObj(c) ? extraKeys(c, ['id', 'type', 'function']) : [];
-        if (callExtra.length > 0 || (isObj(c) && c.type !== 'function')) lost.push(`${at}.tool_calls[${k}]: fields other than id, function (and type "function") were dropped`);
-        blocks.push({ type: 'tool_use', id, name, input });
-      });
-      if (m.function_call && isObj(m.function_call)) {
-        let id = `toolu_function_${minted++}`;
-        while (used.has(id)) id = `toolu_function_${minted++}`;
-        used.add(id);
-        pendingFunction = id;
-        lost.push(`${at}.function_call: a legacy function call became a tool_use with id ${id}`);
-        const fc = m.function_call as { name?: unknown; arguments?: unknown };
-        blocks.push({ type: 'tool_use', id, name: typeof fc.name === 'string' ? fc.name : '', input: inputOf(fc.arguments).input });
-      }
-      const plain = calls.length === 0 && !m.function_call;
-      if (plain && typeof m.content === 'string') out.push({ role: 'assistant', content: m.content });
-      else {
-        if (plain && m.content === null) lost.push(`${at}: null content became an empty list`);
-        out.push({ role: 'assistant', content: blocks });
-      }
-      return;
-    }
-    if (role === 'tool' || role === 'function') {
-      const originalId = role === 'tool' ? m.tool_call_id : undefined;
-      const id = role === 'function' ? (pendingFunction ?? '') : typeof originalId === 'string' ? (turnIds.get(originalId) ?? originalId) : '';
-      if (role === 'function') lost.push(`${at}: a legacy function result became a tool_result for ${id}`);
-      if (role === 'tool' && typeof originalId !== 'string') lost.push(`${at}: a tool message without tool_call_id became a tool_result with an empty id`);
-      if (role === 'tool' && typeof originalId === 'string' && m.name !== undefined && m.name !== turnNames.get(originalId)) {
-        lost.push(`${at}.name: ${String(m.name)} is not the name of the call it answers; dropped`);
-      }
-      const extra = extraKeys(m, ['role', 'content', 'tool_call_id', 'name']);
-      if (extra.length > 0) lost.push(`${at}: fields ${extra.join(', ')} were dropped`);
-      let content: string | AnthropicBlock[];
-      if (Array.isArray(m.content)) {
-        const blocks: AnthropicBlock[] = [];
-        m.content.forEach((p, k) => {
-          const b = blockFromPart(p, `${at}.content[${k}]`, lost);
-          if (b) blocks.push(b);
-        });
-        content = blocks;
-      } else {
-        if (typeof m.content !== 'string') lost.push(`${at}: content that is not text became an empty string`);
-        content = typeof m.content === 'string' ? m.content : '';
-      }
-      (results ??= []).push({ type: 'tool_result', tool_use_id: id, content });
-      return;
-    }
-    lost.push(`${at}: a message with role ${JSON.stringify(role)} was dropped`);
+    if (role !== 'tool' && role !== 'function') flushResults(c);
+    if (role === 'system' || role === 'developer') return systemFrom(c, m, at);
+    c.leading = false;
+    if (role === 'user') return userFrom(c, m, at);
+    if (role === 'assistant') return assistantFrom(c, m, at, i);
+    if (role === 'tool' || role === 'function') return resultFrom(c, m, at);
+    c.lost.push(`${at}: a message with role ${JSON.stringify(role)} was dropped`);
   });
-  flush();
+  flushResults(c);
+  const { out, lost, system } = c;
   return system.length > 0 ? { messages: out, lost, system: system.join('\n\n') } : { messages: out, lost };
+}
+
+/** The tool_result blocks gathered so far go out as one user message. */
+function flushResults(c: Converting): void {
+  if (c.results) c.out.push({ role: 'user', content: c.results });
+  c.results = undefined;
+}
+
+/** Names in `lost` every field of `m` outside `known`. */
+function dropExtra(c: Converting, m: Obj, known: readonly string[], at: string): void {
+  const extra = extraKeys(m, known);
+  if (extra.length > 0) c.lost.push(`${at}: fields ${extra.join(', ')} were dropped`);
+}
+
+/** The blocks of an OpenAI content array (parts no block carries are dropped and named in `lost`). */
+function blocksFrom(content: readonly unknown[], at: string, lost: string[]): AnthropicBlock[] {
+  const blocks: AnthropicBlock[] = [];
+  content.forEach((p, k) => {
+    const b = blockFromPart(p, `${at}.content[${k}]`, lost);
+    if (b) blocks.push(b);
+  });
+  return blocks;
+}
+
+/** Leading system and developer text joins the system field; later, it becomes a user message. */
+function systemFrom(c: Converting, m: OpenAIChatMessage, at: string): void {
+  const { text, other } = openaiText(m.content);
+  if (other) c.lost.push(`${at}: non-text parts of a ${m.role} message were dropped`);
+  dropExtra(c, m, ['role', 'content'], at);
+  if (c.leading) {
+    if (m.role === 'developer') c.lost.push(`${at}: a developer message became system text`);
+    if (c.system.length > 0) c.lost.push(`${at}: joined with the system text before it (Anthropic has one system field)`);
+    c.system.push(text);
+  } else {
+    c.lost.push(`${at}: a ${m.role} message in the middle of the history became a user message (Anthropic has no system role in messages)`);
+    c.out.push({ role: 'user', content: [{ type: 'text', text }] });
+  }
+}
+
+function userFrom(c: Converting, m: OpenAIChatMessage, at: string): void {
+  dropExtra(c, m, ['role', 'content'], at);
+  if (Array.isArray(m.content)) c.out.push({ role: 'user', content: blocksFrom(m.content, at, c.lost) });
+  else {
+    if (typeof m.content !== 'string') c.lost.push(`${at}: content that is not text became an empty string`);
+    c.out.push({ role: 'user', content: typeof m.content === 'string' ? m.content : '' });
+  }
+}
+
+/** An assistant message: its text, then a tool_use block per call (ids made unique where the history reuses one). */
+function assistantFrom(c: Converting, m: OpenAIChatMessage, at: string, i: number): void {
+  const { lost } = c;
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  dropExtra(c, m, ['role', 'content', 'tool_calls', 'function_call'], at);
+  if (m.tool_calls !== undefined && calls.length === 0) lost.push(`${at}: an empty tool_calls list was dropped`);
+  c.turnIds = new Map();
+  c.turnNames.clear();
+  c.pendingFunction = undefined;
+  const blocks: AnthropicBlock[] = [];
+  if (Array.isArray(m.content)) {
+    if (calls.length > 0 || m.function_call) lost.push(`${at}: content parts beside tool calls come back as one string`);
+    m.content.forEach((p, k) => {
+      if (isObj(p) && p.type === 'refusal' && typeof p.refusal === 'string') {
+        lost.push(`${at}.content[${k}]: a refusal part became text`);
+        blocks.push({ type: 'text', text: p.refusal });
+        return;
+      }
+      const b = blockFromPart(p, `${at}.content[${k}]`, lost);
+      if (b) blocks.push(b);
+    });
+  } else if (typeof m.content === 'string' && m.content !== '') {
+    blocks.push({ type: 'text', text: m.content });
+  } else if (m.content === '' && (calls.length > 0 || m.function_call)) {
+    lost.push(`${at}: empty content beside tool calls comes back as null`);
+  }
+  calls.forEach((call: OpenAIToolCall, k) => blocks.push(toolUseFrom(c, call, `${at}.tool_calls[${k}]`, `call_${i}_${k}`)));
+  if (m.function_call && isObj(m.function_call)) blocks.push(functionCallFrom(c, m.function_call as { name?: unknown; arguments?: unknown }, at));
+  const plain = calls.length === 0 && !m.function_call;
+  if (plain && typeof m.content === 'string') c.out.push({ role: 'assistant', content: m.content });
+  else {
+    if (plain && m.content === null) lost.push(`${at}: null content became an empty list`);
+    c.out.push({ role: 'assistant', content: blocks });
+  }
+}
+
+/** One call as a tool_use block; `fallbackId` names a call that has no id. */
+function toolUseFrom(c: Converting, call: OpenAIToolCall, at: string, fallbackId: string): AnthropicBlock {
+  const { lost } = c;
+  const original = typeof call?.id === 'string' ? call.id : fallbackId;
+  if (typeof call?.id !== 'string') lost.push(`${at}: a call without an id was given ${original}`);
+  let id = original;
+  if (c.uniqueIds && c.seen.has(original)) {
+    id = freshId(c.used, original);
+    lost.push(`${at}.id: ${original} is used again in this history; Anthropic wants unique tool_use ids, so it is ${id} here and in its result`);
+  }
+  c.seen.add(original);
+  c.turnIds.set(original, id);
+  const name = typeof call?.function?.name === 'string' ? call.function.name : '';
+  c.turnNames.set(original, name);
+  const { input, exact, raw } = inputOf(call?.function?.arguments);
+  if (raw) lost.push(`${at}.function.arguments: not a JSON object; sent as {"_raw": text}`);
+  else if (!exact) lost.push(`${at}.function.arguments: formatting not kept (sent as a JSON object)`);
+  const callExtra = isObj(call) ? extraKeys(call, ['id', 'type', 'function']) : [];
+  if (callExtra.length > 0 || (isObj(call) && call.type !== 'function')) lost.push(`${at}: fields other than id, function (and type "function") were dropped`);
+  return { type: 'tool_use', id, name, input };
+}
+
+/** `id` with the first `_2`, `_3`, ... suffix no message of the history uses. */
+function freshId(used: Set<string>, id: string): string {
+  for (let k = 2; ; k++) {
+    const candidate = `${id}_${k}`;
+    if (!used.has(candidate)) {
+      used.add(candidate);
+      return candidate;
+    }
+  }
+}
+
+/** A legacy function_call as a tool_use block with an id of its own, which its function message then answers. */
+function functionCallFrom(c: Converting, fc: { name?: unknown; arguments?: unknown }, at: string): AnthropicBlock {
+  let id = `toolu_function_${c.minted++}`;
+  while (c.used.has(id)) id = `toolu_function_${c.minted++}`;
+  c.used.add(id);
+  c.pendingFunction = id;
+  c.lost.push(`${at}.function_call: a legacy function call became a tool_use with id ${id}`);
+  return { type: 'tool_use', id, name: typeof fc.name === 'string' ? fc.name : '', input: inputOf(fc.arguments).input };
+}
+
+/** A tool (or legacy function) message as a tool_result block of the user message being gathered. */
+function resultFrom(c: Converting, m: OpenAIChatMessage, at: string): void {
+  const { lost } = c;
+  const role = m.role;
+  const originalId = role === 'tool' ? m.tool_call_id : undefined;
+  const id = role === 'function' ? (c.pendingFunction ?? '') : typeof originalId === 'string' ? (c.turnIds.get(originalId) ?? originalId) : '';
+  if (role === 'function') lost.push(`${at}: a legacy function result became a tool_result for ${id}`);
+  if (role === 'tool' && typeof originalId !== 'string') lost.push(`${at}: a tool message without tool_call_id became a tool_result with an empty id`);
+  if (role === 'tool' && typeof originalId === 'string' && m.name !== undefined && m.name !== c.turnNames.get(originalId)) {
+    lost.push(`${at}.name: ${String(m.name)} is not the name of the call it answers; dropped`);
+  }
+  dropExtra(c, m, ['role', 'content', 'tool_call_id', 'name'], at);
+  let content: string | AnthropicBlock[];
+  if (Array.isArray(m.content)) content = blocksFrom(m.content, at, lost);
+  else {
+    if (typeof m.content !== 'string') lost.push(`${at}: content that is not text became an empty string`);
+    content = typeof m.content === 'string' ? m.content : '';
+  }
+  (c.results ??= []).push({ type: 'tool_result', tool_use_id: id, content });
 }
 
 /** An Anthropic block as an OpenAI content part, or undefined when OpenAI Chat has no such part. */

@@ -1,5 +1,5 @@
 import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
-import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
+import { messageObjectProblem, NO_CALLS, NO_IN_PLACE, NO_RESULTS } from '../readings.js';
 import { blocksOf, contentText, IN_PLACE_CALL_TYPES, inPlaceResultText, isBlock, isInPlaceResultType, nthBlockIndex, onlyToolResults, usesThinking } from './blocks.js';
 import { messageMediaTokens } from './media-tokens.js';
 import { serverToolJoins } from './server-tools.js';
@@ -14,9 +14,6 @@ function inputText(input: unknown): string {
   return input === undefined ? '' : (JSON.stringify(input) ?? '');
 }
 
-const NO_CALLS: readonly CallRef[] = Object.freeze([]);
-const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
-const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
 
 const callOf = (b: AnthropicBlock): CallRef => ({
   id: typeof b.id === 'string' ? b.id : undefined,
@@ -185,11 +182,10 @@ export const anthropicLens: MessageLens<AnthropicMessage> = {
     return content.length === 0 ? undefined : { ...m, content };
   },
   problem(value: unknown) {
-    if (!value || typeof value !== 'object' || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
-    if (nestedDeeperThan(value)) return { field: '', rule: `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep` };
+    const base = messageObjectProblem(value);
+    if (base) return base;
     const m = value as Record<string, unknown>;
-    const role = m.role;
-    if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
+    const role = m.role as string;
     if (role !== 'user' && role !== 'assistant') {
       const hint = role === 'system' ? '; Anthropic takes instructions in the request\'s top-level system field, not in messages' : '';
       return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected user or assistant${hint})` };

@@ -1,4 +1,5 @@
 import { eachMessage, type MessageRule, type Rule, type Violation } from '../../core/validate/rules.js';
+import { everyCallAnswered, resultAnswersCall, resultOnce } from '../../core/invariants/index.js';
 import { blocksOf, IN_PLACE_CALL_TYPES, isBlock, isInPlaceResultType, isThinkingType, nthBlockIndex, usesThinking } from './blocks.js';
 import { scanServerTools } from './server-tools.js';
 import { openLoopStart } from './thinking.js';
@@ -11,23 +12,14 @@ import type { AnthropicMessage } from './types.js';
  */
 
 /** I1/I3: every `tool_use` is answered by a `tool_result` block in the next message. */
-export const toolUseAnswered: Rule<AnthropicMessage> = {
-  id: 'call-unanswered',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const turn of structure.turns) {
-      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined).map((c) => c.id ?? c.name);
-      if (missing.length === 0) continue;
-      out.push({
-        index: turn.opener,
-        rule: 'call-unanswered',
-        id: missing[0],
-        message: `messages.${turn.opener}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
-      });
-    }
-    return out;
-  },
-};
+export const toolUseAnswered: Rule<AnthropicMessage> = everyCallAnswered.rule(({ turn, calls }) => {
+  const missing = calls.map((c) => c.id ?? c.name);
+  return {
+    index: turn.opener,
+    id: missing[0],
+    message: `messages.${turn.opener}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+  };
+});
 
 /**
  * Each block on its side: calls (`tool_use`, server tool calls) and server tool results are the
@@ -57,44 +49,21 @@ export const blocksOnTheirSide: MessageRule<AnthropicMessage> = {
 export const blocksOnSide: Rule<AnthropicMessage> = eachMessage(blocksOnTheirSide, (index, field) => `messages.${index}${field.replace(/\[(\d+)\]/g, '.$1')}`);
 
 /** I2: every `tool_result` answers a `tool_use` of the message right before (also when a cut left it first, `messages.0`). */
-export const toolResultHasUse: Rule<AnthropicMessage> = {
-  id: 'result-orphan',
-  check({ messages, structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'outside' && p.pairing !== 'stray') continue;
-      const k = nthBlockIndex(messages[p.index].content, 'tool_result', p.slot);
-      const id = p.result.id ?? p.result.idHint ?? '';
-      out.push({
-        index: p.index,
-        rule: 'result-orphan',
-        id: p.result.id,
-        message: `messages.${p.index}.content.${k}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
-      });
-    }
-    return out;
-  },
-};
+export const toolResultHasUse: Rule<AnthropicMessage> = resultAnswersCall.rule((p, { messages }) => ({
+  index: p.index,
+  id: p.result.id,
+  message: `messages.${p.index}.content.${nthBlockIndex(messages[p.index].content, 'tool_result', p.slot)}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${p.result.id ?? p.result.idHint ?? ''}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+}));
 
 /** I4: a `tool_use` has exactly one `tool_result`. */
-export const toolResultSingle: Rule<AnthropicMessage> = {
-  id: 'result-duplicate',
-  check({ messages, structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'duplicate') continue;
-      const id = structure.turns[p.turn].calls[p.call].id ?? '';
-      const k = nthBlockIndex(messages[p.index].content, 'tool_result', p.slot);
-      out.push({
-        index: p.index,
-        rule: 'result-duplicate',
-        id,
-        message: `messages.${p.index}.content.${k}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`,
-      });
-    }
-    return out;
-  },
-};
+export const toolResultSingle: Rule<AnthropicMessage> = resultOnce.rule(({ result: p, call }, { messages }) => {
+  const id = call.id ?? '';
+  return {
+    index: p.index,
+    id,
+    message: `messages.${p.index}.content.${nthBlockIndex(messages[p.index].content, 'tool_result', p.slot)}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`,
+  };
+});
 
 /** I3: in a user message, `tool_result` blocks come before anything else. */
 export const toolResultsFirst: Rule<AnthropicMessage> = {

@@ -2,6 +2,7 @@ import type { Converted } from '../convert-types.js';
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAIToolCall } from '../openai-chat/types.js';
 import { isModelContent } from './lens.js';
 import type { GeminiContent, GeminiFunctionCall, GeminiFunctionResponse, GeminiPart, GeminiSystemInstruction } from './types.js';
+import { chatFields } from '../openai-chat/fields.js';
 
 /**
  * OpenAI Chat <-> Gemini `contents`, both ways, saying in `lost` whatever the target cannot carry.
@@ -36,14 +37,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Fields each OpenAI role carries that the conversion maps; any other field is reported lost. */
-const MAPPED_FIELDS: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  system: Object.freeze(['role', 'content']),
-  developer: Object.freeze(['role', 'content']),
-  user: Object.freeze(['role', 'content']),
-  assistant: Object.freeze(['role', 'content', 'tool_calls', 'function_call']),
-  tool: Object.freeze(['role', 'content', 'tool_call_id', 'name']),
-  function: Object.freeze(['role', 'content', 'name']),
-});
+const MAPPED_FIELDS = chatFields();
 
 /** The value a tool's text is sent as in `{ result }`: parsed JSON only when that converts back to the same text. */
 export function resultValue(text: string): unknown {
@@ -129,15 +123,21 @@ function argsOf(args: unknown, at: string, lost: string[]): Record<string, unkno
   return parsed;
 }
 
+/** Where a Chat history is being converted to Gemini contents: the output so far and what the next messages need to know. */
+interface Converting {
+  readonly contents: GeminiContent[];
+  readonly lost: string[];
+  readonly system: { text: string }[];
+  /** Names of the calls of the latest assistant message, by id, for the responses that follow it. */
+  callNames: Map<string, string>;
+  /** The content the current run of tool messages is gathered in (all responses of a turn in one content). */
+  responses?: GeminiContent;
+}
+
 /** Converts an OpenAI Chat history to Gemini `contents` and `systemInstruction` (see the file comment for the mapping). */
 export function fromOpenAIChat(messages: readonly OpenAIChatMessage[]): GeminiConverted {
-  const contents: GeminiContent[] = [];
-  const lost: string[] = [];
-  const system: { text: string }[] = [];
-  // Names of the calls of the latest assistant message, by id, for the responses that follow it.
-  let callNames = new Map<string, string>();
-  // The content the current run of tool messages is gathered in (all responses of a turn in one content).
-  let responses: GeminiContent | undefined;
+  const c: Converting = { contents: [], lost: [], system: [], callNames: new Map() };
+  const { contents, lost, system } = c;
   messages.forEach((m, i) => {
     const at = `messages[${i}]`;
     const role = isObj(m) && typeof m.role === 'string' ? m.role : '';
@@ -147,89 +147,101 @@ export function fromOpenAIChat(messages: readonly OpenAIChatMessage[]): GeminiCo
       return;
     }
     for (const key of Object.keys(m)) if (!mapped.includes(key)) lost.push(`${at}.${key}: dropped (no Gemini form)`);
-    if (role !== 'tool' && role !== 'function') responses = undefined;
-    if (role === 'system' || role === 'developer') {
-      const { text, joined } = plainText(m.content);
-      if (joined) lost.push(`${at}.content: a list of parts comes back as one string`);
-      if (role === 'developer') lost.push(`${at}.role: "developer" comes back as "system"`);
-      if (contents.length === 0) system.push({ text });
-      else {
-        contents.push({ role: 'user', parts: [{ text }] });
-        lost.push(`${at}: a system message after the first turn is sent as user text (Gemini keeps instructions in systemInstruction only)`);
-      }
-      return;
-    }
-    if (role === 'user') {
-      contents.push({ role: 'user', parts: userParts(m.content, at, lost) });
-      return;
-    }
-    if (role === 'assistant') {
-      const parts: GeminiPart[] = [];
-      const makesCalls = (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || isObj(m.function_call);
-      if (m.content !== null && m.content !== undefined) {
-        const { text, joined } = plainText(m.content);
-        if (joined) lost.push(`${at}.content: a list of parts comes back as one string`);
-        // An empty text part beside calls says nothing, and Gemini refuses empty text parameters.
-        if (text === '' && makesCalls) lost.push(`${at}.content: empty text beside tool calls left out; it comes back as null`);
-        else parts.push({ text });
-      } else if (m.content === undefined) lost.push(`${at}.content: missing content comes back as null`);
-      callNames = new Map();
-      const calls: unknown = m.tool_calls;
-      if (Array.isArray(calls)) {
-        if (calls.length === 0) lost.push(`${at}.tool_calls: an empty list dropped`);
-        calls.forEach((raw, k) => {
-          const call = raw as OpenAIToolCall;
-          const cat = `${at}.tool_calls[${k}]`;
-          if (!isObj(call)) {
-            lost.push(`${cat}: not a call object; dropped`);
-            return;
-          }
-          for (const key of Object.keys(call)) if (key !== 'id' && key !== 'type' && key !== 'function') lost.push(`${cat}.${key}: dropped (no Gemini form)`);
-          if (call.type !== 'function') lost.push(`${cat}.type: ${JSON.stringify(call.type)} comes back as "function"`);
-          const fn = isObj(call.function) ? call.function : { name: '', arguments: '' };
-          for (const key of Object.keys(fn)) if (key !== 'name' && key !== 'arguments') lost.push(`${cat}.function.${key}: dropped (no Gemini form)`);
-          const name = typeof fn.name === 'string' ? fn.name : '';
-          const fc: GeminiFunctionCall = { name, args: argsOf(fn.arguments, `${cat}.function.arguments`, lost) };
-          if (typeof call.id === 'string') {
-            fc.id = call.id;
-            callNames.set(call.id, name);
-          } else lost.push(`${cat}.id: missing; the call goes without an id`);
-          parts.push({ functionCall: fc });
-        });
-      } else if (calls !== undefined && calls !== null) lost.push(`${at}.tool_calls: not a list; dropped`);
-      else if (calls === null) lost.push(`${at}.tool_calls: null dropped`);
-      if (isObj(m.function_call)) {
-        const name = typeof m.function_call.name === 'string' ? m.function_call.name : '';
-        parts.push({ functionCall: { name, args: argsOf(m.function_call.arguments, `${at}.function_call.arguments`, lost) } });
-        lost.push(`${at}.function_call: a legacy function call comes back as a tool call with a minted id`);
-      } else if (m.function_call !== undefined) lost.push(`${at}.function_call: ${m.function_call === null ? 'null' : 'not an object'}; dropped`);
-      contents.push({ role: 'model', parts });
-      return;
-    }
-    // A tool (or legacy function) result joins the response content of its turn.
-    const { text, joined } = plainText(m.content);
-    if (joined) lost.push(`${at}.content: ${Array.isArray(m.content) ? 'a list of parts comes back as one string' : 'missing content comes back as an empty string'}`);
-    const fr: GeminiFunctionResponse = { name: '', response: { result: resultValue(text) } };
-    if (role === 'tool') {
-      const id = m.tool_call_id;
-      const callName = typeof id === 'string' ? callNames.get(id) : undefined;
-      const ownName = typeof m.name === 'string' ? m.name : undefined;
-      fr.name = callName ?? ownName ?? '';
-      if (ownName === undefined) lost.push(`${at}.name: missing; the name of the call it answers comes back`);
-      else if (callName !== undefined && ownName !== callName) lost.push(`${at}.name: "${ownName}" replaced by the name of the call it answers, "${callName}" (Gemini checks it)`);
-      if (typeof id === 'string') fr.id = id;
-      else lost.push(`${at}.tool_call_id: missing; the response goes without an id`);
-    } else {
-      fr.name = typeof m.name === 'string' ? m.name : '';
-      lost.push(`${at}: a legacy function message comes back as a tool message with a minted id`);
-    }
-    if (responses === undefined) {
-      responses = { role: 'user', parts: [] };
-      contents.push(responses);
-    }
-    responses.parts.push({ functionResponse: fr });
+    if (role !== 'tool' && role !== 'function') c.responses = undefined;
+    if (role === 'system' || role === 'developer') systemFrom(c, m, at);
+    else if (role === 'user') contents.push({ role: 'user', parts: userParts(m.content, at, lost) });
+    else if (role === 'assistant') modelFrom(c, m, at);
+    else responseFrom(c, m, at);
   });
   return { messages: contents, lost, ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}) };
+}
+
+/** Leading system text goes to systemInstruction; later, it is sent as user text. */
+function systemFrom(c: Converting, m: OpenAIChatMessage, at: string): void {
+  const { text, joined } = plainText(m.content);
+  if (joined) c.lost.push(`${at}.content: a list of parts comes back as one string`);
+  if (m.role === 'developer') c.lost.push(`${at}.role: "developer" comes back as "system"`);
+  if (c.contents.length === 0) c.system.push({ text });
+  else {
+    c.contents.push({ role: 'user', parts: [{ text }] });
+    c.lost.push(`${at}: a system message after the first turn is sent as user text (Gemini keeps instructions in systemInstruction only)`);
+  }
+}
+
+/** An assistant message as a model content: its text, then a functionCall part per call. */
+function modelFrom(c: Converting, m: OpenAIChatMessage, at: string): void {
+  const { lost } = c;
+  const parts: GeminiPart[] = [];
+  const makesCalls = (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || isObj(m.function_call);
+  if (m.content !== null && m.content !== undefined) {
+    const { text, joined } = plainText(m.content);
+    if (joined) lost.push(`${at}.content: a list of parts comes back as one string`);
+    // An empty text part beside calls says nothing, and Gemini refuses empty text parameters.
+    if (text === '' && makesCalls) lost.push(`${at}.content: empty text beside tool calls left out; it comes back as null`);
+    else parts.push({ text });
+  } else if (m.content === undefined) lost.push(`${at}.content: missing content comes back as null`);
+  c.callNames = new Map();
+  const calls: unknown = m.tool_calls;
+  if (Array.isArray(calls)) {
+    if (calls.length === 0) lost.push(`${at}.tool_calls: an empty list dropped`);
+    calls.forEach((raw, k) => {
+      const part = callPartFrom(c, raw as OpenAIToolCall, `${at}.tool_calls[${k}]`);
+      if (part) parts.push(part);
+    });
+  } else if (calls !== undefined && calls !== null) lost.push(`${at}.tool_calls: not a list; dropped`);
+  else if (calls === null) lost.push(`${at}.tool_calls: null dropped`);
+  if (isObj(m.function_call)) {
+    const name = typeof m.function_call.name === 'string' ? m.function_call.name : '';
+    parts.push({ functionCall: { name, args: argsOf(m.function_call.arguments, `${at}.function_call.arguments`, lost) } });
+    lost.push(`${at}.function_call: a legacy function call comes back as a tool call with a minted id`);
+  } else if (m.function_call !== undefined) lost.push(`${at}.function_call: ${m.function_call === null ? 'null' : 'not an object'}; dropped`);
+  c.contents.push({ role: 'model', parts });
+}
+
+/** One tool call as a functionCall part (its name remembered for the response); undefined for a value that is no call. */
+function callPartFrom(c: Converting, call: OpenAIToolCall, cat: string): GeminiPart | undefined {
+  const { lost } = c;
+  if (!isObj(call)) {
+    lost.push(`${cat}: not a call object; dropped`);
+    return undefined;
+  }
+  for (const key of Object.keys(call)) if (key !== 'id' && key !== 'type' && key !== 'function') lost.push(`${cat}.${key}: dropped (no Gemini form)`);
+  if (call.type !== 'function') lost.push(`${cat}.type: ${JSON.stringify(call.type)} comes back as "function"`);
+  const fn = isObj(call.function) ? call.function : { name: '', arguments: '' };
+  for (const key of Object.keys(fn)) if (key !== 'name' && key !== 'arguments') lost.push(`${cat}.function.${key}: dropped (no Gemini form)`);
+  const name = typeof fn.name === 'string' ? fn.name : '';
+  const fc: GeminiFunctionCall = { name, args: argsOf(fn.arguments, `${cat}.function.arguments`, lost) };
+  if (typeof call.id === 'string') {
+    fc.id = call.id;
+    c.callNames.set(call.id, name);
+  } else lost.push(`${cat}.id: missing; the call goes without an id`);
+  return { functionCall: fc };
+}
+
+/** A tool (or legacy function) result joins the response content of its turn, named after the call it answers. */
+function responseFrom(c: Converting, m: OpenAIChatMessage, at: string): void {
+  const { lost } = c;
+  const { text, joined } = plainText(m.content);
+  if (joined) lost.push(`${at}.content: ${Array.isArray(m.content) ? 'a list of parts comes back as one string' : 'missing content comes back as an empty string'}`);
+  const fr: GeminiFunctionResponse = { name: '', response: { result: resultValue(text) } };
+  if (m.role === 'tool') {
+    const id = m.tool_call_id;
+    const callName = typeof id === 'string' ? c.callNames.get(id) : undefined;
+    const ownName = typeof m.name === 'string' ? m.name : undefined;
+    fr.name = callName ?? ownName ?? '';
+    if (ownName === undefined) lost.push(`${at}.name: missing; the name of the call it answers comes back`);
+    else if (callName !== undefined && ownName !== callName) lost.push(`${at}.name: "${ownName}" replaced by the name of the call it answers, "${callName}" (Gemini checks it)`);
+    if (typeof id === 'string') fr.id = id;
+    else lost.push(`${at}.tool_call_id: missing; the response goes without an id`);
+  } else {
+    fr.name = typeof m.name === 'string' ? m.name : '';
+    lost.push(`${at}: a legacy function message comes back as a tool message with a minted id`);
+  }
+  if (c.responses === undefined) {
+    c.responses = { role: 'user', parts: [] };
+    c.contents.push(c.responses);
+  }
+  c.responses.parts.push({ functionResponse: fr });
 }
 
 /** The OpenAI content of a Gemini `functionResponse.response` (see the file comment). */
@@ -249,10 +261,18 @@ interface TurnCall {
   answered: boolean;
 }
 
+/** Where Gemini contents are being converted to Chat: the messages so far, what was lost, and the calls of the latest model content. */
+interface ToChat {
+  readonly messages: OpenAIChatMessage[];
+  readonly lost: string[];
+  /** The calls of the latest model content, for the responses that follow it. */
+  turn: TurnCall[];
+}
+
 /** Converts Gemini `contents` (and `systemInstruction`) to an OpenAI Chat history (see the file comment for the mapping). */
 export function toOpenAIChat(contents: readonly GeminiContent[], systemInstruction?: GeminiSystemInstruction): Converted<OpenAIChatMessage> {
-  const messages: OpenAIChatMessage[] = [];
-  const lost: string[] = [];
+  const t: ToChat = { messages: [], lost: [], turn: [] };
+  const { messages, lost } = t;
   if (systemInstruction !== undefined) {
     const parts: unknown = isObj(systemInstruction) ? systemInstruction.parts : undefined;
     if (Array.isArray(parts)) {
@@ -262,90 +282,96 @@ export function toOpenAIChat(contents: readonly GeminiContent[], systemInstructi
       });
     } else lost.push('systemInstruction: has no parts list; dropped');
   }
-  // The calls of the latest model content, for the responses that follow it.
-  let turn: TurnCall[] = [];
   contents.forEach((c, i) => {
     const at = `contents[${i}]`;
     const parts: readonly unknown[] = isObj(c) && Array.isArray(c.parts) ? c.parts : [];
     if (!isObj(c) || !Array.isArray(c.parts)) lost.push(`${at}: not a content with parts; dropped`);
     if (isObj(c)) for (const key of Object.keys(c)) if (key !== 'role' && key !== 'parts') lost.push(`${at}.${key}: dropped (no OpenAI Chat form)`);
-    if (isObj(c) && isModelContent(c)) {
-      let text: string | null = null;
-      const toolCalls: OpenAIToolCall[] = [];
-      const ownIds = new Set<string>();
-      for (const p of parts) if (isObj(p) && isObj(p.functionCall) && typeof p.functionCall.id === 'string') ownIds.add(p.functionCall.id);
-      turn = [];
-      parts.forEach((raw, k) => {
-        const pat = `${at}.parts[${k}]`;
-        if (!isObj(raw)) return;
-        const p = raw as GeminiPart;
-        if (p.thoughtSignature !== undefined) lost.push(`${pat}.thoughtSignature: dropped (OpenAI Chat has no place for it)`);
-        if (typeof p.text === 'string') {
-          if (p.thought === true) lost.push(`${pat}: thought summary dropped (OpenAI Chat has no place for it)`);
-          else text = (text ?? '') + p.text;
-        } else if (isObj(p.functionCall)) {
-          const fc = p.functionCall;
-          let id = typeof fc.id === 'string' ? fc.id : `call_${i}_${toolCalls.length}`;
-          while (typeof fc.id !== 'string' && ownIds.has(id)) id += '_';
-          const name = typeof fc.name === 'string' ? fc.name : '';
-          toolCalls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(fc.args ?? {}) } });
-          turn.push({ id, name, own: typeof fc.id === 'string', answered: false });
-        } else {
-          const kind = Object.keys(p).find((key) => key !== 'thoughtSignature' && key !== 'thought') ?? 'empty';
-          lost.push(`${pat}: a ${kind} part dropped (no OpenAI Chat form)`);
-        }
-      });
-      const message: OpenAIChatMessage = { role: 'assistant', content: text };
-      if (toolCalls.length > 0) message.tool_calls = toolCalls;
-      messages.push(message);
-      return;
-    }
-    if (isObj(c) && c.role !== undefined && c.role !== 'user') {
-      lost.push(`${at}: a content with role ${JSON.stringify(c.role)} dropped`);
-      return;
-    }
-    const userParts: OpenAIContentPart[] = [];
-    parts.forEach((raw, k) => {
-      const pat = `${at}.parts[${k}]`;
-      if (!isObj(raw)) return;
-      const p = raw as GeminiPart;
-      if (p.thoughtSignature !== undefined) lost.push(`${pat}.thoughtSignature: dropped (OpenAI Chat has no place for it)`);
-      if (isObj(p.functionResponse)) {
-        const fr = p.functionResponse;
-        const name = typeof fr.name === 'string' ? fr.name : '';
-        let id: string;
-        if (typeof fr.id === 'string') {
-          id = fr.id;
-          const call = turn.find((t) => t.own && t.id === id && !t.answered);
-          if (call) call.answered = true;
-        } else {
-          // An id-less response answers the first id-less call of its name still open, as Gemini pairs them.
-          const call = turn.find((t) => !t.own && !t.answered && t.name === name);
-          if (call) {
-            call.answered = true;
-            id = call.id;
-          } else {
-            id = `call_${i}_${k}`;
-            lost.push(`${pat}: an id-less functionResponse answering no call of the turn before it; given the id ${id}`);
-          }
-        }
-        for (const key of Object.keys(fr)) if (key !== 'name' && key !== 'response' && key !== 'id') lost.push(`${pat}.functionResponse.${key}: dropped (no OpenAI Chat form)`);
-        messages.push({ role: 'tool', tool_call_id: id, name, content: responseContent(fr.response) });
-      } else if (typeof p.text === 'string') userParts.push({ type: 'text', text: p.text });
-      else if (isObj(p.inlineData) && typeof p.inlineData.mimeType === 'string' && p.inlineData.mimeType.startsWith('image/')) {
-        userParts.push({ type: 'image_url', image_url: { url: `data:${p.inlineData.mimeType};base64,${String(p.inlineData.data ?? '')}` } });
-      } else if (isObj(p.fileData) && typeof p.fileData.fileUri === 'string' && (p.fileData.mimeType === undefined || String(p.fileData.mimeType).startsWith('image/'))) {
-        userParts.push({ type: 'image_url', image_url: { url: p.fileData.fileUri } });
-      } else {
-        const kind = Object.keys(p).find((key) => key !== 'thoughtSignature') ?? 'empty';
-        lost.push(`${pat}: a ${kind} part dropped (no OpenAI Chat form)`);
-      }
-    });
-    if (userParts.length > 0 || !parts.some((p) => isObj(p) && isObj(p.functionResponse))) {
-      turn = [];
-      const only = userParts.length === 1 && userParts[0].type === 'text' ? userParts[0].text : undefined;
-      messages.push({ role: 'user', content: only ?? (userParts.length === 0 ? '' : userParts) });
-    }
+    if (isObj(c) && isModelContent(c)) assistantFrom(t, parts, i, at);
+    else if (isObj(c) && c.role !== undefined && c.role !== 'user') lost.push(`${at}: a content with role ${JSON.stringify(c.role)} dropped`);
+    else userFrom(t, parts, i, at);
   });
   return { messages, lost };
+}
+
+/** A model content as an assistant message: its text parts joined, its functionCall parts as tool calls (id-less ones given ids). */
+function assistantFrom(t: ToChat, parts: readonly unknown[], i: number, at: string): void {
+  const { lost } = t;
+  let text: string | null = null;
+  const toolCalls: OpenAIToolCall[] = [];
+  const ownIds = new Set<string>();
+  for (const p of parts) if (isObj(p) && isObj(p.functionCall) && typeof p.functionCall.id === 'string') ownIds.add(p.functionCall.id);
+  t.turn = [];
+  parts.forEach((raw, k) => {
+    const pat = `${at}.parts[${k}]`;
+    if (!isObj(raw)) return;
+    const p = raw as GeminiPart;
+    if (p.thoughtSignature !== undefined) lost.push(`${pat}.thoughtSignature: dropped (OpenAI Chat has no place for it)`);
+    if (typeof p.text === 'string') {
+      if (p.thought === true) lost.push(`${pat}: thought summary dropped (OpenAI Chat has no place for it)`);
+      else text = (text ?? '') + p.text;
+    } else if (isObj(p.functionCall)) {
+      const fc = p.functionCall;
+      let id = typeof fc.id === 'string' ? fc.id : `call_${i}_${toolCalls.length}`;
+      while (typeof fc.id !== 'string' && ownIds.has(id)) id += '_';
+      const name = typeof fc.name === 'string' ? fc.name : '';
+      toolCalls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(fc.args ?? {}) } });
+      t.turn.push({ id, name, own: typeof fc.id === 'string', answered: false });
+    } else {
+      const kind = Object.keys(p).find((key) => key !== 'thoughtSignature' && key !== 'thought') ?? 'empty';
+      lost.push(`${pat}: a ${kind} part dropped (no OpenAI Chat form)`);
+    }
+  });
+  const message: OpenAIChatMessage = { role: 'assistant', content: text };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  t.messages.push(message);
+}
+
+/** A user content: each functionResponse a tool message; the rest (text, images) one user message, when there is any. */
+function userFrom(t: ToChat, parts: readonly unknown[], i: number, at: string): void {
+  const { lost } = t;
+  const userParts: OpenAIContentPart[] = [];
+  parts.forEach((raw, k) => {
+    const pat = `${at}.parts[${k}]`;
+    if (!isObj(raw)) return;
+    const p = raw as GeminiPart;
+    if (p.thoughtSignature !== undefined) lost.push(`${pat}.thoughtSignature: dropped (OpenAI Chat has no place for it)`);
+    if (isObj(p.functionResponse)) t.messages.push(toolMessageFrom(t, p.functionResponse, `call_${i}_${k}`, pat));
+    else if (typeof p.text === 'string') userParts.push({ type: 'text', text: p.text });
+    else if (isObj(p.inlineData) && typeof p.inlineData.mimeType === 'string' && p.inlineData.mimeType.startsWith('image/')) {
+      userParts.push({ type: 'image_url', image_url: { url: `data:${p.inlineData.mimeType};base64,${String(p.inlineData.data ?? '')}` } });
+    } else if (isObj(p.fileData) && typeof p.fileData.fileUri === 'string' && (p.fileData.mimeType === undefined || String(p.fileData.mimeType).startsWith('image/'))) {
+      userParts.push({ type: 'image_url', image_url: { url: p.fileData.fileUri } });
+    } else {
+      const kind = Object.keys(p).find((key) => key !== 'thoughtSignature') ?? 'empty';
+      lost.push(`${pat}: a ${kind} part dropped (no OpenAI Chat form)`);
+    }
+  });
+  if (userParts.length > 0 || !parts.some((p) => isObj(p) && isObj(p.functionResponse))) {
+    t.turn = [];
+    const only = userParts.length === 1 && userParts[0].type === 'text' ? userParts[0].text : undefined;
+    t.messages.push({ role: 'user', content: only ?? (userParts.length === 0 ? '' : userParts) });
+  }
+}
+
+/** A functionResponse as a tool message answering its call: by id, or (id-less) the first id-less open call of its name, as Gemini pairs them. */
+function toolMessageFrom(t: ToChat, fr: GeminiFunctionResponse, fallbackId: string, pat: string): OpenAIChatMessage {
+  const name = typeof fr.name === 'string' ? fr.name : '';
+  let id: string;
+  if (typeof fr.id === 'string') {
+    id = fr.id;
+    const call = t.turn.find((c) => c.own && c.id === id && !c.answered);
+    if (call) call.answered = true;
+  } else {
+    const call = t.turn.find((c) => !c.own && !c.answered && c.name === name);
+    if (call) {
+      call.answered = true;
+      id = call.id;
+    } else {
+      id = fallbackId;
+      t.lost.push(`${pat}: an id-less functionResponse answering no call of the turn before it; given the id ${id}`);
+    }
+  }
+  for (const key of Object.keys(fr)) if (key !== 'name' && key !== 'response' && key !== 'id') t.lost.push(`${pat}.functionResponse.${key}: dropped (no OpenAI Chat form)`);
+  return { role: 'tool', tool_call_id: id, name, content: responseContent(fr.response) };
 }

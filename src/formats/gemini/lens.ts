@@ -1,4 +1,5 @@
 import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
+import { NO_CALLS, NO_IN_PLACE, NO_RESULTS } from '../readings.js';
 import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { geminiPartMediaTokens } from './media-tokens.js';
 import type { GeminiContent, GeminiFunctionResponse, GeminiPart } from './types.js';
@@ -10,10 +11,6 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** The name Gemini's built-in code execution tool goes by; its runs are read as in-place calls. */
 export const CODE_EXECUTION_NAME = 'code_execution';
 
-/** Shared empty lists: most contents open no call and carry no result. */
-const NO_CALLS: readonly CallRef[] = Object.freeze([]);
-const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
-const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
 
 /** True for a content the model wrote; every other content (`user` or no role) is the client's. */
 export const isModelContent = (c: { readonly role?: unknown }): boolean => c.role === 'model';

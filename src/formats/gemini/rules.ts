@@ -1,4 +1,5 @@
 import type { Rule, Violation } from '../../core/validate/rules.js';
+import { everyCallAnswered, resultAnswersCall, resultOnce } from '../../core/invariants/index.js';
 import type { CallStructure, PlacedResult } from '../../core/structure.js';
 import type { CallRef } from '../lens.js';
 import { isModelContent, isUserPart } from './lens.js';
@@ -31,24 +32,14 @@ function responsePart(c: GeminiContent, slot: number): number {
 }
 
 /** Gemini: every call of a turn is answered by the function response turn right after it. */
-export const geminiCallsAnswered: Rule<GeminiContent> = {
-  id: 'call-unanswered',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const turn of structure.turns) {
-      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined);
-      if (missing.length === 0) continue;
-      const where = turn.runEnd > turn.openersEnd ? `contents[${turn.openersEnd}] answers ${turn.calls.length - missing.length} of them` : 'no function response turn follows';
-      out.push({
-        index: turn.opener,
-        rule: 'call-unanswered',
-        id: missing[0].id,
-        message: `contents[${turn.opener}]: ${GEMINI_COUNT_ERROR} (${turn.calls.length} functionCall part(s), ${where}; unanswered: ${missing.map((c) => callText(c.id, c.name)).join(', ')})`,
-      });
-    }
-    return out;
-  },
-};
+export const geminiCallsAnswered: Rule<GeminiContent> = everyCallAnswered.rule(({ turn, calls }) => {
+  const where = turn.runEnd > turn.openersEnd ? `contents[${turn.openersEnd}] answers ${turn.calls.length - calls.length} of them` : 'no function response turn follows';
+  return {
+    index: turn.opener,
+    id: calls[0].id,
+    message: `contents[${turn.opener}]: ${GEMINI_COUNT_ERROR} (${turn.calls.length} functionCall part(s), ${where}; unanswered: ${calls.map((c) => callText(c.id, c.name)).join(', ')})`,
+  };
+});
 
 /** The call of the turn a stray response has the id of, when only its name differs. */
 function misnamedCall(structure: CallStructure, p: PlacedResult): CallRef | undefined {
@@ -61,44 +52,22 @@ function misnamedCall(structure: CallStructure, p: PlacedResult): CallRef | unde
  * right before it breaks the position rule; one among a turn's responses that answers none of
  * its calls breaks the count rule.
  */
-export const geminiResultsHaveCall: Rule<GeminiContent> = {
-  id: 'result-orphan',
-  check({ messages, structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'outside' && p.pairing !== 'stray') continue;
-      if (misnamedCall(structure, p) !== undefined) continue; // reported by the name rule
-      const part = `contents[${p.index}].parts[${responsePart(messages[p.index], p.slot)}]`;
-      const what = `functionResponse ${callText(p.result.id, p.result.name ?? '')}`;
-      const message = p.pairing === 'outside'
-        ? `${part}: ${GEMINI_RESPONSE_POSITION_ERROR} (${what} follows no function call turn)`
-        : `${part}: ${GEMINI_COUNT_ERROR} (${what} answers no functionCall of contents[${structure.turns[p.turn].opener}])`;
-      out.push({ index: p.index, rule: 'result-orphan', id: p.result.id, message });
-    }
-    return out;
-  },
-};
+export const geminiResultsHaveCall: Rule<GeminiContent> = resultAnswersCall.rule((p, { messages, structure }) => {
+  if (misnamedCall(structure, p) !== undefined) return undefined; // reported by the name rule
+  const part = `contents[${p.index}].parts[${responsePart(messages[p.index], p.slot)}]`;
+  const what = `functionResponse ${callText(p.result.id, p.result.name ?? '')}`;
+  const message = p.pairing === 'outside'
+    ? `${part}: ${GEMINI_RESPONSE_POSITION_ERROR} (${what} follows no function call turn)`
+    : `${part}: ${GEMINI_COUNT_ERROR} (${what} answers no functionCall of contents[${structure.turns[p.turn].opener}])`;
+  return { index: p.index, id: p.result.id, message };
+});
 
 /** Gemini: a call is answered once; a second response to it breaks the count rule. */
-export const geminiResultsUnique: Rule<GeminiContent> = {
-  id: 'result-duplicate',
-  check({ messages, structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'duplicate') continue;
-      const turn = structure.turns[p.turn];
-      const call = turn.calls[p.call];
-      const part = `contents[${p.index}].parts[${responsePart(messages[p.index], p.slot)}]`;
-      out.push({
-        index: p.index,
-        rule: 'result-duplicate',
-        id: call.id,
-        message: `${part}: ${GEMINI_COUNT_ERROR} (it answers ${callText(call.id, call.name)} of contents[${turn.opener}] a second time; the first answer is in contents[${turn.answers[p.call]!.index}])`,
-      });
-    }
-    return out;
-  },
-};
+export const geminiResultsUnique: Rule<GeminiContent> = resultOnce.rule(({ result: p, turn, call, first }, { messages }) => ({
+  index: p.index,
+  id: call.id,
+  message: `contents[${p.index}].parts[${responsePart(messages[p.index], p.slot)}]: ${GEMINI_COUNT_ERROR} (it answers ${callText(call.id, call.name)} of contents[${turn.opener}] a second time; the first answer is in contents[${first}])`,
+}));
 
 /** Gemini: all responses of a turn are in ONE content (split over several, the count no longer matches). */
 export const geminiResponsesInOneContent: Rule<GeminiContent> = {

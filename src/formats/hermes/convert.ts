@@ -4,6 +4,7 @@ import type { OpenAIChatMessage, OpenAIToolCall } from '../openai-chat/types.js'
 import { CALL_CLOSE, CALL_OPEN, callBlock, isBlockError, readCallBlocks, readResponseBlocks, RESPONSE_CLOSE, RESPONSE_OPEN, responseBlock } from './blocks.js';
 import { hermesLens } from './lens.js';
 import type { HermesMessage } from './types.js';
+import { chatFields } from '../openai-chat/fields.js';
 
 /**
  * OpenAI Chat Completions <-> Hermes text, laid out as the Qwen chat template renders it: an
@@ -19,14 +20,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const THINK_OPEN = '<think>\n';
 const THINK_CLOSE = '\n</think>\n\n';
 
-const KNOWN: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  system: Object.freeze(['role', 'content']),
-  developer: Object.freeze(['role', 'content']),
-  user: Object.freeze(['role', 'content']),
-  assistant: Object.freeze(['role', 'content', 'tool_calls', 'function_call', 'reasoning_content']),
-  tool: Object.freeze(['role', 'content', 'tool_call_id', 'name']),
-  function: Object.freeze(['role', 'content', 'name']),
-});
+const KNOWN = chatFields(['reasoning_content']);
 
 /** The text of OpenAI content; parts other than text are named in `lost`, and so is a part list (it comes back as a string). */
 function textOf(content: unknown, at: string, lost: string[]): string {

@@ -1,14 +1,11 @@
-import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
-import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
+import type { CallRef, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
+import { messageObjectProblem, NO_CALLS, NO_IN_PLACE, NO_RESULTS } from '../readings.js';
 import { isBlockError, readCallBlocks, readResponseBlocks, responseBlock, type Blocks, type ResponseBlock } from './blocks.js';
 import type { HermesMessage } from './types.js';
 import { describe } from '../describe.js';
 
 const ROLES: readonly string[] = Object.freeze(['system', 'user', 'assistant']);
 
-const NO_CALLS: readonly CallRef[] = Object.freeze([]);
-const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
-const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
 
 const textOf = (m: HermesMessage) => (typeof m.content === 'string' ? m.content : '');
 
@@ -106,11 +103,10 @@ export const hermesLens: MessageLens<HermesMessage> = {
   rekeyResult: (m) => m,
   rekeyCall: (m) => m,
   problem(value: unknown) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
-    if (nestedDeeperThan(value)) return { field: '', rule: `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep` };
+    const base = messageObjectProblem(value);
+    if (base) return base;
     const m = value as Record<string, unknown>;
-    const role = m.role;
-    if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
+    const role = m.role as string;
     if (!ROLES.includes(role)) return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected ${ROLES.join(', ')}; Hermes results go in a user message as <tool_response> blocks)` };
     if (typeof m.content !== 'string') return { field: '.content', rule: `must be a string (Hermes messages are text), got ${describe(m.content)}` };
     if (m.tool_calls !== undefined && m.tool_calls !== null) return { field: '.tool_calls', rule: 'is not read in Hermes text, where calls are <tool_call> blocks in the content; use format "openai" for tool_calls' };

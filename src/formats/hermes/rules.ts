@@ -1,4 +1,5 @@
 import type { Rule, Violation } from '../../core/validate/rules.js';
+import { everyCallAnswered, resultAnswersCall, resultOnce } from '../../core/invariants/index.js';
 import type { HermesMessage } from './types.js';
 
 /**
@@ -11,60 +12,24 @@ import type { HermesMessage } from './types.js';
 const POSITIONAL = 'Hermes pairs results with calls by position, so each <tool_call> needs exactly one <tool_response>, in call order, in the user message right after it';
 
 /** I1: every `<tool_call>` block has its `<tool_response>` block in the user message after it. */
-export const hermesCallsAnswered: Rule<HermesMessage> = {
-  id: 'call-unanswered',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const turn of structure.turns) {
-      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined);
-      if (missing.length === 0) continue;
-      const answered = turn.calls.length - missing.length;
-      out.push({
-        index: turn.opener,
-        rule: 'call-unanswered',
-        id: missing[0].name,
-        message: `messages[${turn.opener}]: ${turn.calls.length} <tool_call> block(s) are followed by ${answered} <tool_response> block(s); ${POSITIONAL}. No result for: ${missing.map((c) => c.name).join(', ')}.`,
-      });
-    }
-    return out;
-  },
-};
+export const hermesCallsAnswered: Rule<HermesMessage> = everyCallAnswered.rule(({ turn, calls }) => ({
+  index: turn.opener,
+  id: calls[0].name,
+  message: `messages[${turn.opener}]: ${turn.calls.length} <tool_call> block(s) are followed by ${turn.calls.length - calls.length} <tool_response> block(s); ${POSITIONAL}. No result for: ${calls.map((c) => c.name).join(', ')}.`,
+}));
 
 /** I2: a `<tool_response>` block follows an assistant message with `<tool_call>` blocks. */
-export const hermesResultsHaveCall: Rule<HermesMessage> = {
-  id: 'result-orphan',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'outside' && p.pairing !== 'stray') continue;
-      out.push({
-        index: p.index,
-        rule: 'result-orphan',
-        message: `messages[${p.index}]: <tool_response> block ${p.slot + 1} answers no call: no assistant message with <tool_call> blocks comes right before it.`,
-      });
-    }
-    return out;
-  },
-};
+export const hermesResultsHaveCall: Rule<HermesMessage> = resultAnswersCall.rule((p) => ({
+  index: p.index,
+  message: `messages[${p.index}]: <tool_response> block ${p.slot + 1} answers no call: no assistant message with <tool_call> blocks comes right before it.`,
+}));
 
 /** I4: no more `<tool_response>` blocks than `<tool_call>` blocks. */
-export const hermesResultsUnique: Rule<HermesMessage> = {
-  id: 'result-duplicate',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'duplicate') continue;
-      const turn = structure.turns[p.turn];
-      out.push({
-        index: p.index,
-        rule: 'result-duplicate',
-        id: turn.calls[p.call].name,
-        message: `messages[${p.index}]: <tool_response> block ${p.slot + 1} is one more than the ${turn.calls.length} <tool_call> block(s) of messages[${turn.opener}]; ${POSITIONAL}.`,
-      });
-    }
-    return out;
-  },
-};
+export const hermesResultsUnique: Rule<HermesMessage> = resultOnce.rule(({ result: p, turn, call }) => ({
+  index: p.index,
+  id: call.name,
+  message: `messages[${p.index}]: <tool_response> block ${p.slot + 1} is one more than the ${turn.calls.length} <tool_call> block(s) of messages[${turn.opener}]; ${POSITIONAL}.`,
+}));
 
 /** I5: all results of one assistant message in one user message (the template renders each message as its own turn). */
 export const hermesResultsTogether: Rule<HermesMessage> = {

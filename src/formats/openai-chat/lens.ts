@@ -1,6 +1,6 @@
-import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
+import type { CallRef, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
+import { kindByRole, messageObjectProblem, NO_CALLS, NO_IN_PLACE, NO_RESULTS } from '../readings.js';
 import type { OpenAIChatMessage, OpenAIContentPart } from './types.js';
-import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
 import { imagePartTokens } from './image-tokens.js';
 import { describe } from '../describe.js';
 import { callsFromAssistant, contentNotNull } from './rules.js';
@@ -29,9 +29,6 @@ function argumentsText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Shared empty lists: most messages open no call and carry no result, and this path runs per message per request. */
-const NO_CALLS: readonly CallRef[] = Object.freeze([]);
-const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
 
 function readCalls(m: OpenAIChatMessage): readonly CallRef[] {
   if (m.role !== 'assistant' || (!m.function_call && !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0))) return NO_CALLS;
@@ -67,27 +64,12 @@ function readResults(m: OpenAIChatMessage): readonly ResultRef[] {
   return NO_RESULTS;
 }
 
-function kindOf(m: OpenAIChatMessage): MessageKind {
-  switch (m.role) {
-    case 'system':
-    case 'developer':
-      return 'system';
-    case 'user':
-      return 'user';
-    case 'assistant':
-      return 'assistant';
-    case 'tool':
-    case 'function':
-      return 'result';
-    default:
-      return 'other';
-  }
-}
+/** The kind of a message, by its role (the legacy `function` role carries a result too). */
+const KINDS: Readonly<Record<string, MessageKind>> = Object.freeze({ system: 'system', developer: 'system', user: 'user', assistant: 'assistant', tool: 'result', function: 'result' });
 
-const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
 
 function readMessage(m: OpenAIChatMessage): Reading {
-  const kind = kindOf(m);
+  const kind = kindByRole(m.role, KINDS);
   const role = kind === 'result' ? 'tool' : kind === 'other' ? 'other' : kind;
   return {
     kind,
@@ -159,11 +141,10 @@ export const openaiChatLens: MessageLens<OpenAIChatMessage> = {
   collapseResult: (m, _slot, placeholder) => ({ ...m, content: placeholder }),
   removeResult: () => undefined,
   problem(value: unknown) {
-    if (!value || typeof value !== 'object' || Array.isArray(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
-    if (nestedDeeperThan(value)) return { field: '', rule: `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep` };
+    const base = messageObjectProblem(value);
+    if (base) return base;
     const m = value as Record<string, unknown>;
-    const role = m.role;
-    if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
+    const role = m.role as string;
     if (!ROLES.includes(role)) return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected ${[...ROLES].join(', ')})` };
     const c = m.content;
     if (typeof c !== 'string' && c !== undefined && c !== null && !Array.isArray(c)) return { field: '.content', rule: `must be a string, an array of parts or null, got ${describe(c)}` };

@@ -2,6 +2,7 @@ import type { Converted } from '../convert-types.js';
 import type { OpenAIChatMessage, OpenAIContentPart, OpenAIToolCall } from '../openai-chat/types.js';
 import { IN_PLACE_TYPES, OUTPUT_OF, OUTPUT_TYPES, partsText, readCall, readResult, typeOf } from './items.js';
 import type { ResponsesContentPart, ResponsesItem } from './types.js';
+import { chatFields } from '../openai-chat/fields.js';
 
 /**
  * OpenAI Chat Completions <-> OpenAI Responses `input` items.
@@ -48,14 +49,7 @@ export interface ToOpenAIChatOptions {
   readonly toolNames?: boolean;
 }
 
-const MESSAGE_FIELDS: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  system: Object.freeze(['role', 'content']),
-  developer: Object.freeze(['role', 'content']),
-  user: Object.freeze(['role', 'content']),
-  assistant: Object.freeze(['role', 'content', 'tool_calls', 'function_call', 'refusal']),
-  tool: Object.freeze(['role', 'content', 'tool_call_id', 'name']),
-  function: Object.freeze(['role', 'content', 'name']),
-});
+const MESSAGE_FIELDS = chatFields(['refusal']);
 
 /** A Chat content part as a Responses input part; undefined when Responses has no such part. */
 function toInputPart(part: unknown): ResponsesContentPart | undefined {
@@ -114,34 +108,31 @@ function extraFields(m: OpenAIChatMessage, where: string, lost: string[]): void 
   }
 }
 
+/** Where a Chat history is being converted to Responses items: the items so far and what the next messages need to know. */
+interface Converting {
+  readonly items: ResponsesItem[];
+  readonly lost: string[];
+  /** Every id in the history, so a renamed id never collides with one used later. */
+  readonly taken: Set<string>;
+  readonly used: Set<string>;
+  /** The calls of the assistant message whose results may follow: Chat id -> Responses call_id and name. */
+  run: Map<string, { id: string; name: string }>;
+  legacy?: { id: string; name: string };
+  /** Tool messages whose name is their call's, how many tool messages were named, and how many there were. */
+  readonly sameName: number[];
+  named: number;
+  tools: number;
+}
+
 /**
  * Converts an OpenAI Chat history to Responses input items (see the file comment). `lost` names
  * every source message and what could not be carried (or was renamed); when it is empty,
  * `toOpenAIChat(messages, { toolNames })` gives the input back.
  */
 export function fromOpenAIChat(messages: readonly OpenAIChatMessage[]): ResponsesConverted {
-  const items: ResponsesItem[] = [];
-  const lost: string[] = [];
-  // Every id in the history, so a renamed id never collides with one used later.
-  const taken = new Set<string>();
-  for (const m of messages) for (const c of Array.isArray(m?.tool_calls) ? m.tool_calls : []) if (typeof c?.id === 'string') taken.add(c.id);
-  const used = new Set<string>();
-  // `base` itself when no call uses it, else `base_2`, `base_3`, ...
-  const fresh = (base: string) => {
-    for (let n = 1; ; n++) {
-      const id = n === 1 ? base : `${base}_${n}`;
-      if (!taken.has(id)) {
-        taken.add(id);
-        return id;
-      }
-    }
-  };
-  // The calls of the assistant message whose results may follow: Chat id -> Responses call_id and name.
-  let run = new Map<string, { id: string; name: string }>();
-  let legacy: { id: string; name: string } | undefined;
-  const sameName: number[] = []; // tool messages whose name is their call's
-  let named = 0;
-  let tools = 0;
+  const c: Converting = { items: [], lost: [], taken: new Set(), used: new Set(), run: new Map(), sameName: [], named: 0, tools: 0 };
+  for (const m of messages) for (const call of Array.isArray(m?.tool_calls) ? m.tool_calls : []) if (typeof call?.id === 'string') c.taken.add(call.id);
+  const { items, lost } = c;
   messages.forEach((m, i) => {
     const where = `messages[${i}]`;
     if (!isObj(m) || typeof m.role !== 'string') {
@@ -153,80 +144,18 @@ export function fromOpenAIChat(messages: readonly OpenAIChatMessage[]): Response
       case 'system':
       case 'developer':
       case 'user':
-        run = new Map();
+        c.run = new Map();
         if (m.name !== undefined) lost.push(`${where}: field "name" dropped (a Responses message has no participant name)`);
         items.push({ type: 'message', role: m.role, content: toInputContent(m.content, where, lost) });
         return;
-      case 'assistant': {
-        run = new Map();
-        legacy = undefined;
-        if (m.name !== undefined) lost.push(`${where}: field "name" dropped (a Responses message has no participant name)`);
-        const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-        const parts: ResponsesContentPart[] = [];
-        if (typeof m.content === 'string') parts.push({ type: 'output_text', text: m.content, annotations: [] });
-        else if (Array.isArray(m.content)) {
-          lost.push(`${where}: content parts become output_text parts, which convert back as one string`);
-          for (const p of m.content) {
-            if (isObj(p) && typeof p.text === 'string') parts.push({ type: 'output_text', text: p.text, annotations: [] });
-            else if (isObj(p) && typeof p.refusal === 'string') parts.push({ type: 'refusal', refusal: p.refusal });
-          }
-        }
-        if (typeof m.refusal === 'string') parts.push({ type: 'refusal', refusal: m.refusal });
-        // Null content on a message that makes calls is no item at all; without calls, an empty one.
-        if (parts.length > 0 || (calls.length === 0 && !m.function_call)) items.push({ type: 'message', role: 'assistant', content: parts });
-        else if (i > 0 && messages[i - 1]?.role === 'assistant') lost.push(`${where}: its tool calls follow the assistant message messages[${i - 1}] with nothing between, so they convert back as part of it`);
-        calls.forEach((c, k) => {
-          if (!isObj(c) || typeof c.id !== 'string') {
-            lost.push(`${where}: tool_calls[${k}] has no id; dropped`);
-            return;
-          }
-          let id = c.id;
-          if (used.has(id)) {
-            id = fresh(c.id);
-            lost.push(`${where}: tool call id ${c.id} is used again (Responses needs each call_id unique in the request); it is ${id} in the call and its results`);
-          }
-          used.add(id);
-          for (const key of Object.keys(c)) if (!['id', 'type', 'function', 'custom'].includes(key)) lost.push(`${where}: tool_calls[${k}].${key} dropped`);
-          if (c.type === 'custom' && isObj(c.custom)) {
-            const name = String(c.custom.name ?? '');
-            items.push({ type: 'custom_tool_call', call_id: id, name, input: typeof c.custom.input === 'string' ? c.custom.input : JSON.stringify(c.custom.input ?? '') });
-            if (!run.has(c.id)) run.set(c.id, { id, name });
-            return;
-          }
-          if (c.type !== 'function') lost.push(`${where}: tool_calls[${k}].type ${JSON.stringify(c.type)} becomes "function"`);
-          const fn: Obj = isObj(c.function) ? c.function : {};
-          const name = typeof fn.name === 'string' ? fn.name : '';
-          items.push({ type: 'function_call', call_id: id, name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) });
-          if (!run.has(c.id)) run.set(c.id, { id, name });
-        });
-        if (isObj(m.function_call)) {
-          const name = String(m.function_call.name ?? '');
-          const id = fresh(`call_legacy_${i}`);
-          legacy = { id, name };
-          const args = m.function_call.arguments;
-          items.push({ type: 'function_call', call_id: id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
-          lost.push(`${where}: legacy function_call becomes a function_call with call_id ${id} (it converts back as tool_calls)`);
-        }
-        return;
-      }
-      case 'tool': {
-        tools++;
-        const raw = m.tool_call_id as unknown;
-        const chatId = typeof raw === 'string' ? raw : String(raw);
-        if (typeof raw !== 'string') lost.push(`${where}: tool_call_id ${String(raw)} is not a string; sent as "${chatId}"`);
-        const call = run.get(chatId);
-        if (typeof m.name === 'string') {
-          named++;
-          if (call && call.name === m.name) sameName.push(i);
-          else lost.push(`${where}: field "name" ${JSON.stringify(m.name)} dropped (an output has no name; it is not the name of the call it answers)`);
-        }
-        items.push({ type: 'function_call_output', call_id: call?.id ?? chatId, output: toInputContent(m.content, where, lost) });
-        return;
-      }
+      case 'assistant':
+        return assistantFrom(c, messages, i, where);
+      case 'tool':
+        return toolFrom(c, m, i, where);
       case 'function': {
-        const call = legacy;
-        legacy = undefined;
-        const id = call?.id ?? fresh(`call_legacy_${i}`);
+        const call = c.legacy;
+        c.legacy = undefined;
+        const id = call?.id ?? freshId(c.taken, `call_legacy_${i}`);
         lost.push(`${where}: legacy function message becomes a function_call_output for call_id ${id} (it converts back as a tool message)`);
         items.push({ type: 'function_call_output', call_id: id, output: toInputContent(m.content, where, lost) });
         return;
@@ -236,11 +165,97 @@ export function fromOpenAIChat(messages: readonly OpenAIChatMessage[]): Response
     }
   });
   // Names come back from the calls only when every tool message had its call's name.
-  const toolNames = tools > 0 && named === tools && sameName.length === tools;
+  const toolNames = c.tools > 0 && c.named === c.tools && c.sameName.length === c.tools;
   if (!toolNames) {
-    for (const i of sameName) lost.push(`messages[${i}]: field "name" dropped (not every tool message has its call's name, so converting back adds none)`);
+    for (const i of c.sameName) lost.push(`messages[${i}]: field "name" dropped (not every tool message has its call's name, so converting back adds none)`);
   }
   return { messages: items, lost: lost.sort(byIndex), toolNames };
+}
+
+/** `base` itself when no call uses it, else `base_2`, `base_3`, ... */
+function freshId(taken: Set<string>, base: string): string {
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? base : `${base}_${n}`;
+    if (!taken.has(id)) {
+      taken.add(id);
+      return id;
+    }
+  }
+}
+
+/** An assistant message: a message item of its text (none for null content beside calls), then an item per call. */
+function assistantFrom(c: Converting, messages: readonly OpenAIChatMessage[], i: number, where: string): void {
+  const m = messages[i];
+  const { items, lost } = c;
+  c.run = new Map();
+  c.legacy = undefined;
+  if (m.name !== undefined) lost.push(`${where}: field "name" dropped (a Responses message has no participant name)`);
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  const parts: ResponsesContentPart[] = [];
+  if (typeof m.content === 'string') parts.push({ type: 'output_text', text: m.content, annotations: [] });
+  else if (Array.isArray(m.content)) {
+    lost.push(`${where}: content parts become output_text parts, which convert back as one string`);
+    for (const p of m.content) {
+      if (isObj(p) && typeof p.text === 'string') parts.push({ type: 'output_text', text: p.text, annotations: [] });
+      else if (isObj(p) && typeof p.refusal === 'string') parts.push({ type: 'refusal', refusal: p.refusal });
+    }
+  }
+  if (typeof m.refusal === 'string') parts.push({ type: 'refusal', refusal: m.refusal });
+  // Null content on a message that makes calls is no item at all; without calls, an empty one.
+  if (parts.length > 0 || (calls.length === 0 && !m.function_call)) items.push({ type: 'message', role: 'assistant', content: parts });
+  else if (i > 0 && messages[i - 1]?.role === 'assistant') lost.push(`${where}: its tool calls follow the assistant message messages[${i - 1}] with nothing between, so they convert back as part of it`);
+  calls.forEach((call, k) => callFrom(c, call, k, where));
+  if (isObj(m.function_call)) {
+    const name = String(m.function_call.name ?? '');
+    const id = freshId(c.taken, `call_legacy_${i}`);
+    c.legacy = { id, name };
+    const args = m.function_call.arguments;
+    items.push({ type: 'function_call', call_id: id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
+    lost.push(`${where}: legacy function_call becomes a function_call with call_id ${id} (it converts back as tool_calls)`);
+  }
+}
+
+/** One tool call as a function_call (or custom_tool_call) item, its call_id unique in the request. */
+function callFrom(c: Converting, call: unknown, k: number, where: string): void {
+  const { items, lost, used, run } = c;
+  if (!isObj(call) || typeof call.id !== 'string') {
+    lost.push(`${where}: tool_calls[${k}] has no id; dropped`);
+    return;
+  }
+  let id = call.id;
+  if (used.has(id)) {
+    id = freshId(c.taken, call.id);
+    lost.push(`${where}: tool call id ${call.id} is used again (Responses needs each call_id unique in the request); it is ${id} in the call and its results`);
+  }
+  used.add(id);
+  for (const key of Object.keys(call)) if (!['id', 'type', 'function', 'custom'].includes(key)) lost.push(`${where}: tool_calls[${k}].${key} dropped`);
+  if (call.type === 'custom' && isObj(call.custom)) {
+    const name = String(call.custom.name ?? '');
+    items.push({ type: 'custom_tool_call', call_id: id, name, input: typeof call.custom.input === 'string' ? call.custom.input : JSON.stringify(call.custom.input ?? '') });
+    if (!run.has(call.id)) run.set(call.id, { id, name });
+    return;
+  }
+  if (call.type !== 'function') lost.push(`${where}: tool_calls[${k}].type ${JSON.stringify(call.type)} becomes "function"`);
+  const fn: Obj = isObj(call.function) ? call.function : {};
+  const name = typeof fn.name === 'string' ? fn.name : '';
+  items.push({ type: 'function_call', call_id: id, name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) });
+  if (!run.has(call.id)) run.set(call.id, { id, name });
+}
+
+/** A tool message as a function_call_output for the call it answers (its call_id as renamed). */
+function toolFrom(c: Converting, m: OpenAIChatMessage, i: number, where: string): void {
+  const { lost } = c;
+  c.tools++;
+  const raw = m.tool_call_id as unknown;
+  const chatId = typeof raw === 'string' ? raw : String(raw);
+  if (typeof raw !== 'string') lost.push(`${where}: tool_call_id ${String(raw)} is not a string; sent as "${chatId}"`);
+  const call = c.run.get(chatId);
+  if (typeof m.name === 'string') {
+    c.named++;
+    if (call && call.name === m.name) c.sameName.push(i);
+    else lost.push(`${where}: field "name" ${JSON.stringify(m.name)} dropped (an output has no name; it is not the name of the call it answers)`);
+  }
+  c.items.push({ type: 'function_call_output', call_id: call?.id ?? chatId, output: toInputContent(m.content, where, lost) });
 }
 
 /** An assistant message item's content as Chat has it: text parts joined (null when none) and a refusal. */

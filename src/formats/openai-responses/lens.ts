@@ -1,29 +1,14 @@
 import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
+import { kindByRole, NO_CALLS, NO_IN_PLACE, NO_RESULTS } from '../readings.js';
 import { IN_PLACE_TYPES, itemTypeOf, OUTPUT_OF, OUTPUT_TYPES, partsText, readCall, readInPlace, readResult, reasoningText, typeOf } from './items.js';
 import { responsesJoins } from './atomic-joins.js';
 import { itemMediaTokens } from './media.js';
 import { itemProblem } from './problem.js';
 import type { ResponsesItem } from './types.js';
 
-/** Shared empty lists: most items open no call and carry no result. */
-const NO_CALLS: readonly CallRef[] = Object.freeze([]);
-const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
-const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
 
 /** The kind of a message item, by its role. */
-function messageKind(role: unknown): MessageKind {
-  switch (role) {
-    case 'user':
-      return 'user';
-    case 'assistant':
-      return 'assistant';
-    case 'system':
-    case 'developer':
-      return 'system';
-    default:
-      return 'other';
-  }
-}
+const MESSAGE_KINDS: Readonly<Record<string, MessageKind>> = Object.freeze({ user: 'user', assistant: 'assistant', system: 'system', developer: 'system' });
 
 /** The reading of an item; its own id is its `id`, unless `ownsId` is false (the `id` names something else). */
 function reading(kind: MessageKind, item: ResponsesItem, parts: { text?: string; calls?: readonly CallRef[]; results?: readonly ResultRef[]; inPlace?: readonly InPlaceCall[] }, ownsId = true): Reading {
@@ -49,7 +34,7 @@ function reading(kind: MessageKind, item: ResponsesItem, parts: { text?: string;
 function readItem(item: ResponsesItem): Reading {
   const type = typeOf(item);
   if (type === undefined) return reading('other', item, {});
-  if (type === 'message') return reading(messageKind(item.role), item, { text: partsText(item.content) });
+  if (type === 'message') return reading(kindByRole(item.role, MESSAGE_KINDS), item, { text: partsText(item.content) });
   if (type === 'reasoning') return reading('assistant', item, { text: reasoningText(item) });
   if (Object.hasOwn(OUTPUT_OF, type)) return reading('assistant', item, { calls: [readCall(item, type)] });
   if (OUTPUT_TYPES.includes(type)) {

@@ -1,4 +1,5 @@
 import type { Rule, RuleInput, Violation } from '../../core/validate/rules.js';
+import { everyCallAnswered, resultAnswersCall, resultOnce } from '../../core/invariants/index.js';
 import type { CallTurn } from '../../core/structure.js';
 import { typeOf } from './items.js';
 import type { ResponsesItem } from './types.js';
@@ -22,55 +23,27 @@ function callItems<M>(input: RuleInput<M>, turn: CallTurn): number[] {
 }
 
 /** I1: every call is answered by an output in the run of outputs after its turn: "No tool output found for function call X." */
-export const outputForEveryCall: Rule<ResponsesItem> = {
-  id: 'call-unanswered',
-  check(input) {
-    const out: Violation[] = [];
-    for (const turn of input.structure.turns) {
-      const where = callItems(input, turn);
-      turn.calls.forEach((call, k) => {
-        if (turn.answers[k] !== undefined) return;
-        const id = call.id ?? '(no call_id)';
-        out.push({ index: where[k] ?? turn.opener, rule: 'call-unanswered', id: call.id, message: `${at(where[k] ?? turn.opener)}: No tool output found for function call ${id}.` });
-      });
-    }
-    return out;
-  },
-};
+export const outputForEveryCall: Rule<ResponsesItem> = everyCallAnswered.rule(({ turn, missing }, input) => {
+  const where = callItems(input, turn);
+  return missing.map((k) => {
+    const call = turn.calls[k];
+    return { index: where[k] ?? turn.opener, id: call.id, message: `${at(where[k] ?? turn.opener)}: No tool output found for function call ${call.id ?? '(no call_id)'}.` };
+  });
+});
 
 /** I2: every output answers a call of the turn right before it: "No tool call found for function call output with call_id X." */
-export const callForEveryOutput: Rule<ResponsesItem> = {
-  id: 'result-orphan',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'outside' && p.pairing !== 'stray') continue;
-      const id = p.result.id ?? p.result.idHint ?? '(no call_id)';
-      out.push({ index: p.index, rule: 'result-orphan', id: p.result.id, message: `${at(p.index)}: No tool call found for function call output with call_id ${id}.` });
-    }
-    return out;
-  },
-};
+export const callForEveryOutput: Rule<ResponsesItem> = resultAnswersCall.rule((p) => ({
+  index: p.index,
+  id: p.result.id,
+  message: `${at(p.index)}: No tool call found for function call output with call_id ${p.result.id ?? p.result.idHint ?? '(no call_id)'}.`,
+}));
 
 /** I4: one output per call. The API's wording for this is not on record; the text says what to fix. */
-export const oneOutputPerCall: Rule<ResponsesItem> = {
-  id: 'result-duplicate',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'duplicate') continue;
-      const turn = structure.turns[p.turn];
-      const call = turn.calls[p.call];
-      out.push({
-        index: p.index,
-        rule: 'result-duplicate',
-        id: call.id,
-        message: `${at(p.index)}: a second output for call_id ${call.id ?? '(no call_id)'}, already answered by ${at(turn.answers[p.call]!.index)}; each call takes exactly one output item.`,
-      });
-    }
-    return out;
-  },
-};
+export const oneOutputPerCall: Rule<ResponsesItem> = resultOnce.rule(({ result: p, call, first }) => ({
+  index: p.index,
+  id: call.id,
+  message: `${at(p.index)}: a second output for call_id ${call.id ?? '(no call_id)'}, already answered by ${at(first)}; each call takes exactly one output item.`,
+}));
 
 /**
  * I4: call ids are unique across the whole request, not only within a turn: the API pairs every

@@ -1,5 +1,5 @@
-import type { CallRef, InPlaceCall, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
-import { MAX_NESTING, nestedDeeperThan } from '../../core/nesting.js';
+import type { CallRef, MessageKind, MessageLens, Reading, ResultRef } from '../lens.js';
+import { kindByRole, messageObjectProblem, NO_CALLS, NO_IN_PLACE, NO_RESULTS } from '../readings.js';
 import { CONTENT_ITEM_KEYS, contentImageTokens, contentText } from './content.js';
 import type { QwenAgentMessage } from './types.js';
 import { describe } from '../describe.js';
@@ -15,27 +15,12 @@ export function functionIdOf(m: QwenAgentMessage): string | undefined {
   return isObj(extra) && typeof extra.function_id === 'string' ? extra.function_id : undefined;
 }
 
-const NO_CALLS: readonly CallRef[] = Object.freeze([]);
-const NO_RESULTS: readonly ResultRef[] = Object.freeze([]);
-const NO_IN_PLACE: readonly InPlaceCall[] = Object.freeze([]);
 
-function kindOf(role: unknown): MessageKind {
-  switch (role) {
-    case 'system':
-      return 'system';
-    case 'user':
-      return 'user';
-    case 'assistant':
-      return 'assistant';
-    case 'function':
-      return 'result';
-    default:
-      return 'other';
-  }
-}
+/** The kind of a message, by its role. */
+const KINDS: Readonly<Record<string, MessageKind>> = Object.freeze({ system: 'system', user: 'user', assistant: 'assistant', function: 'result' });
 
 function readMessage(m: QwenAgentMessage): Reading {
-  const kind = kindOf(m.role);
+  const kind = kindByRole(m.role, KINDS);
   const role = kind === 'result' ? 'tool' : kind === 'other' ? 'other' : kind;
   const content = contentText(m.content);
   // Reasoning is sent back to the model (and billed) as Qwen-Agent keeps it: count it with the text.
@@ -131,10 +116,9 @@ export const qwenAgentLens: MessageLens<QwenAgentMessage> = {
   collapseResult: (m, _slot, placeholder) => ({ ...m, content: placeholder }),
   removeResult: () => undefined,
   problem(value: unknown) {
-    if (!isObj(value)) return { field: '', rule: `must be a message object, got ${describe(value)}` };
-    if (nestedDeeperThan(value)) return { field: '', rule: `is nested more than ${MAX_NESTING} levels deep; ctxfold does not read values this deep` };
-    const role = value.role;
-    if (typeof role !== 'string') return { field: '.role', rule: `must be a string, got ${describe(role)}` };
+    const base = messageObjectProblem(value);
+    if (base || !isObj(value)) return base;
+    const role = value.role as string;
     if (!ROLES.includes(role)) return { field: '.role', rule: `unknown role ${JSON.stringify(role)} (expected ${ROLES.join(', ')}; Qwen-Agent results have role "function")` };
     if (value.content === undefined) return { field: '.content', rule: 'must be a string or a list of content items, got nothing (the field is missing)' };
     const content = contentProblem(value.content, '.content');

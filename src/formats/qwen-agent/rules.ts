@@ -1,4 +1,5 @@
 import type { Rule, Violation } from '../../core/validate/rules.js';
+import { everyCallAnswered, resultAnswersCall, resultOnce } from '../../core/invariants/index.js';
 import type { CallTurn, PlacedResult } from '../../core/structure.js';
 import type { QwenAgentMessage } from './types.js';
 
@@ -23,66 +24,31 @@ function answersInOrder(turn: CallTurn): PlacedResult[] {
 }
 
 /** I1: every call of a turn is answered by a function message before the next non-function message. */
-export const qwenCallsAnswered: Rule<QwenAgentMessage> = {
-  id: 'call-unanswered',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const turn of structure.turns) {
-      const missing = turn.calls.filter((_, k) => turn.answers[k] === undefined);
-      if (missing.length === 0) continue;
-      out.push({
-        index: turn.opener,
-        rule: 'call-unanswered',
-        id: missing[0].id ?? missing[0].name,
-        message: `messages[${turn.opener}]: ${COUNT_TEXT(turn.calls.length, turn.calls.length - missing.length)} No result for: ${missing.map((c) => callText(c.id, c.name)).join(', ')}.`,
-      });
-    }
-    return out;
-  },
-};
+export const qwenCallsAnswered: Rule<QwenAgentMessage> = everyCallAnswered.rule(({ turn, calls }) => ({
+  index: turn.opener,
+  id: calls[0].id ?? calls[0].name,
+  message: `messages[${turn.opener}]: ${COUNT_TEXT(turn.calls.length, turn.calls.length - calls.length)} No result for: ${calls.map((c) => callText(c.id, c.name)).join(', ')}.`,
+}));
 
 /** I2: a function message answers a function_call of the run of assistant messages right before it. */
-export const qwenResultsHaveCall: Rule<QwenAgentMessage> = {
-  id: 'result-orphan',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'outside' && p.pairing !== 'stray') continue;
-      const what = `function result ${p.result.name ?? '(no name)'}${p.result.id !== undefined ? ` with function_id ${p.result.id}` : ''}`;
-      const where = p.pairing === 'outside'
-        ? 'no assistant message with a function_call comes right before it'
-        : `it names the function and function_id of none of the function_call messages starting at messages[${structure.turns[p.turn].opener}]`;
-      out.push({
-        index: p.index,
-        rule: 'result-orphan',
-        id: p.result.id ?? p.result.name,
-        message: `messages[${p.index}]: ${what} answers no call: ${where}. A message with role "function" must follow the function_call messages it answers.`,
-      });
-    }
-    return out;
-  },
-};
+export const qwenResultsHaveCall: Rule<QwenAgentMessage> = resultAnswersCall.rule((p, { structure }) => {
+  const what = `function result ${p.result.name ?? '(no name)'}${p.result.id !== undefined ? ` with function_id ${p.result.id}` : ''}`;
+  const where = p.pairing === 'outside'
+    ? 'no assistant message with a function_call comes right before it'
+    : `it names the function and function_id of none of the function_call messages starting at messages[${structure.turns[p.turn].opener}]`;
+  return {
+    index: p.index,
+    id: p.result.id ?? p.result.name,
+    message: `messages[${p.index}]: ${what} answers no call: ${where}. A message with role "function" must follow the function_call messages it answers.`,
+  };
+});
 
 /** I4: a call is answered once; a further function message for it is one result too many. */
-export const qwenResultsUnique: Rule<QwenAgentMessage> = {
-  id: 'result-duplicate',
-  check({ structure }) {
-    const out: Violation[] = [];
-    for (const p of structure.results) {
-      if (p.pairing !== 'duplicate') continue;
-      const turn = structure.turns[p.turn];
-      const call = turn.calls[p.call];
-      const received = structure.results.filter((r) => r.turn === p.turn).length;
-      out.push({
-        index: p.index,
-        rule: 'result-duplicate',
-        id: call.id ?? call.name,
-        message: `messages[${p.index}]: ${COUNT_TEXT(turn.calls.length, received)} ${callText(call.id, call.name)} was already answered in messages[${turn.answers[p.call]!.index}].`,
-      });
-    }
-    return out;
-  },
-};
+export const qwenResultsUnique: Rule<QwenAgentMessage> = resultOnce.rule(({ result: p, turn, call, first }, { structure }) => ({
+  index: p.index,
+  id: call.id ?? call.name,
+  message: `messages[${p.index}]: ${COUNT_TEXT(turn.calls.length, structure.results.filter((r) => r.turn === p.turn).length)} ${callText(call.id, call.name)} was already answered in messages[${first}].`,
+}));
 
 /** Results come in call order and name the function of the call they answer (Qwen-Agent renders them by position). */
 export const qwenResultsInOrder: Rule<QwenAgentMessage> = {

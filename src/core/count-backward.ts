@@ -1,6 +1,4 @@
-import type { Grouping } from '../core/groups.js';
-import type { MessageLens } from '../formats/lens.js';
-import type { TokenCounter } from '../tokens/counter.js';
+import type { Grouping } from './groups.js';
 
 /** What `countBackward` needs to know about the plan to come. */
 export interface BackwardBounds {
@@ -22,14 +20,14 @@ export interface BackwardBounds {
  * Counts what a view can hold, newest first: the head, the pinned system messages and the kept
  * tail, then whole groups backwards from the tail until their sum passes `limit`. Messages older
  * than that can never be sent, so they are not tokenized: their entry in `counts` stays NaN.
- * Entries already counted (not NaN) are reused. Returns the index from which every message is
+ * Entries already counted (not NaN) are reused; `count` prices one message (the token counter's). Returns the index from which every message is
  * counted (the plan's `countedFrom`); `floor` when everything worth counting was counted.
  */
-export function countBackward<M>(messages: readonly M[], lens: MessageLens<M>, counter: TokenCounter, counts: Float64Array, grouping: Grouping, bounds: BackwardBounds): number {
+export function countBackward<M>(messages: readonly M[], count: (message: M) => number, counts: Float64Array, grouping: Grouping, bounds: BackwardBounds): number {
   const n = messages.length;
   const at = (i: number): number => {
     let t = counts[i];
-    if (t !== t) counts[i] = t = counter.message(messages[i], lens);
+    if (t !== t) counts[i] = t = count(messages[i]);
     return t;
   };
   let total = bounds.overheadTokens;
