@@ -9,9 +9,17 @@ import { runSummaryJob } from './summary-job.js';
  */
 export interface OffloadedFold {
   readonly start: SummaryStartEvent;
-  readonly next: ChatState;
+  /** The state to commit, but for its `coveredIds`: those are `coveredIds`, one string. */
+  readonly next: Omit<ChatState, 'coveredIds'>;
+  /**
+   * Every id the summary covers, joined by line breaks (ids never hold one): one string is posted
+   * between threads as a copy of its bytes, where 100k strings would each be rebuilt.
+   */
+  readonly coveredIds: string;
   readonly baseVersion: number;
-  readonly done: SummaryDoneEvent;
+  /** The done event, but for the ids: those the job added are `coveredIds` from `newlyFrom` on. */
+  readonly done: Omit<SummaryDoneEvent, 'coveredIds' | 'newlyCovered'>;
+  readonly newlyFrom: number;
 }
 
 /**
@@ -38,13 +46,14 @@ export async function runOffloadedJob(offload: JobOffload, store: StateStore, ho
   const fold = await offload.fold(chatId, history, state, signal);
   if (fold === undefined) return;
   hooks.onStart?.(fold.start);
+  const coveredIds = fold.coveredIds === '' ? [] : fold.coveredIds.split('\n');
   signal.throwIfAborted();
   hooks.onCommitting?.();
-  if (!(await store.commit(fold.next, fold.baseVersion))) {
+  if (!(await store.commit({ ...fold.next, coveredIds }, fold.baseVersion))) {
     hooks.onStale?.({ chatId, expectedVersion: fold.baseVersion } satisfies SummaryStaleEvent);
     return;
   }
-  hooks.onDone?.(fold.done);
+  hooks.onDone?.({ ...fold.done, coveredIds, newlyCovered: coveredIds.slice(fold.newlyFrom) });
 }
 
 /**
@@ -67,7 +76,9 @@ export async function foldForOffload<M>(context: FoldContext, chatId: string, me
   };
   await runSummaryJob({ ...context, store: keeping, onStart: (e) => { start = e; }, onDone: (e) => { done = e; } }, chatId, messages, signal);
   if (kept === undefined || start === undefined || done === undefined) return undefined;
-  return { start, next: kept.next, baseVersion: kept.baseVersion, done };
+  const { coveredIds, ...next } = kept.next;
+  const { coveredIds: _all, newlyCovered, ...event } = done;
+  return { start, next, coveredIds: coveredIds.join('\n'), baseVersion: kept.baseVersion, done: event, newlyFrom: coveredIds.length - newlyCovered.length };
 }
 
 /** The part of a summary job's context `foldForOffload` takes: the compressor's summarizer and planning. */

@@ -52,7 +52,7 @@ export type FoldAnswer =
     readonly chatId: string;
     readonly source: ChatIdSource;
     readonly model?: string;
-    readonly report: CompressResult<unknown>['report'];
+    readonly report: ThreadReport;
     readonly body?: Uint8Array;
     readonly warnings: readonly ThreadWarning[];
   };
@@ -64,4 +64,21 @@ export interface JobTask {
   readonly model?: string;
   readonly chatId: string;
   readonly state?: ChatState;
+}
+
+/**
+ * The report as a fold thread posts it: whole but for the list of every message left out
+ * (`dropped`, empty) and the ids of those to summarize (`summarize.ids`, empty), which the serving
+ * thread never reads (its logs, metrics and `afterResponse` use the counts and ranges) and which,
+ * at 100k messages, are megabytes to copy and rebuild there.
+ */
+export type ThreadReport = CompressResult<unknown>['report'];
+
+/** `report` as a thread posts it (`ThreadReport`); `dropped`, computed when first read, is never computed here. */
+export function threadReport(report: CompressResult<unknown>['report']): ThreadReport {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(report)) if (key !== 'dropped') out[key] = (report as unknown as Record<string, unknown>)[key];
+  out.dropped = [];
+  if (report.summarize) out.summarize = { ...report.summarize, ids: [] };
+  return out as unknown as ThreadReport;
 }

@@ -7,7 +7,7 @@ import type { ChatState, StateStore } from '../store/state.js';
 import { defaultSummarizer } from './default-summarizer.js';
 import { chatOf } from './chat-id.js';
 import { createCompressorPool } from './compressor-pool.js';
-import type { FoldAnswer, FoldTask, FoldThreadSettings, JobTask, StateAnswer, ThreadWarning } from './fold-thread-tasks.js';
+import { threadReport, type FoldAnswer, type FoldTask, type FoldThreadSettings, type JobTask, type StateAnswer, type ThreadWarning } from './fold-thread-tasks.js';
 import { routeHistory } from './route-history.js';
 import { ROUTES, type FoldRoute } from './routes.js';
 import { viewBody } from './view-body.js';
@@ -95,7 +95,7 @@ export async function fold(task: FoldTask): Promise<FoldAnswer> {
       throw error;
     }
     const out = viewBody(body, route.endpoint.listField, history, folded.messages, folded.tools);
-    return { kind: 'folded', chatId: chat.chatId, source: chat.source, model, report: folded.report, body: out, warnings };
+    return { kind: 'folded', chatId: chat.chatId, source: chat.source, model, report: threadReport(folded.report), body: out, warnings };
   } finally {
     reading = undefined;
     task.port.close();
