@@ -10,12 +10,13 @@
  * own (answers a fixed completion after reading the body), and autocannon in this process; all on
  * this host, so the load generator and the stand-in share its cores with the proxy. Each row:
  * `WARMUP_SECONDS` unmeasured, then `SECONDS` measured; requests per second, latency p50 / p99, and
- * every error, timeout and non-2xx.
+ * every error, timeout and non-2xx; the CPU the proxy's processes and the load generator used
+ * (/proc), so the figures say how many cores the proxy had and what one core of it serves.
  *
  * Run: `npm run bench -- --proxy-workers` (writes bench/results/proxy-workers.json and .md).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
@@ -60,6 +61,27 @@ export interface WorkersRow {
   readonly errors: number;
   readonly timeouts: number;
   readonly non2xx: number;
+  /** CPU the proxy's processes used over the measured seconds, in cores (1 = one core busy throughout). */
+  readonly proxyCores: number;
+  /** CPU the load generator (this process) used, in cores. */
+  readonly loadGeneratorCores: number;
+  /** Requests answered per second of the proxy's CPU: what one core serves. */
+  readonly requestsPerProxyCoreSecond: number;
+}
+
+/** CPU seconds (user + system) of `pid` and its child processes so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const children = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l !== '').map(Number);
+  let ticks = 0;
+  for (const p of [pid, ...children]) {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone
+    }
+  }
+  return ticks / 100;
 }
 
 async function freePort(): Promise<number> {
@@ -128,10 +150,14 @@ export async function proxyWorkers(log: (line?: string) => void): Promise<Worker
     for (const t of traffic()) {
       for (const workers of [1, 2]) {
         log(`  ${t.name}, --workers ${workers}...`);
-        const proxy = spawn(process.execPath, [CLI, 'serve', '--upstream', `http://127.0.0.1:${upstreamPort}/v1`, '--port', '0', '--workers', String(workers), '--store', `redis://127.0.0.1:${redisPort}`, '--summarizer', 'none', '--max-tokens', String(t.maxTokens), '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const proxy = spawn(process.execPath, [CLI, 'serve', '--upstream', `http://127.0.0.1:${upstreamPort}/v1`, '--port', '0', '--workers', String(workers), '--store', `redis://127.0.0.1:${redisPort}`, '--summarizer', 'none', '--max-context-tokens', String(t.maxTokens), '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
         const url = await waitFor(proxy, /ctxfold serve listening on (http:\/\/\S+)/);
         await cannon(`${url}/v1/chat/completions`, t.requests, t.connections, WARMUP_SECONDS);
+        const cpuBefore = cpuSeconds(proxy.pid!);
+        const ownBefore = process.cpuUsage();
         const { latencies, result } = await cannon(`${url}/v1/chat/completions`, t.requests, t.connections, SECONDS);
+        const proxyCpu = cpuSeconds(proxy.pid!) - cpuBefore;
+        const own = process.cpuUsage(ownBefore);
         proxy.kill('SIGTERM');
         await new Promise((resolve) => proxy.once('exit', resolve));
         rows.push({
@@ -139,6 +165,9 @@ export async function proxyWorkers(log: (line?: string) => void): Promise<Worker
           requestsPerSecond: result['2xx'] / SECONDS,
           p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99),
           errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx,
+          proxyCores: proxyCpu / SECONDS,
+          loadGeneratorCores: (own.user + own.system) / 1e6 / SECONDS,
+          requestsPerProxyCoreSecond: proxyCpu > 0 ? result['2xx'] / proxyCpu : 0,
         });
       }
     }
@@ -152,12 +181,12 @@ export async function proxyWorkers(log: (line?: string) => void): Promise<Worker
 /** The table, with each kind of traffic's 2-worker / 1-worker throughput ratio. */
 export function formatWorkers(rows: readonly WorkersRow[]): string {
   const lines = [
-    '| traffic | workers | connections | requests/s | p50 ms | p99 ms | errors | timeouts | non-2xx | vs 1 worker |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| traffic | workers | connections | requests/s | p50 ms | p99 ms | errors | timeouts | non-2xx | vs 1 worker | proxy cores | load generator cores | requests per proxy core-second |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
     const one = rows.find((o) => o.traffic === r.traffic && o.workers === 1);
-    lines.push(`| ${r.traffic} | ${r.workers} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms.toFixed(1)} | ${r.p99Ms.toFixed(1)} | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${one ? `${(r.requestsPerSecond / one.requestsPerSecond).toFixed(2)}x` : ''} |`);
+    lines.push(`| ${r.traffic} | ${r.workers} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms.toFixed(1)} | ${r.p99Ms.toFixed(1)} | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${one ? `${(r.requestsPerSecond / one.requestsPerSecond).toFixed(2)}x` : ''} | ${r.proxyCores.toFixed(2)} | ${r.loadGeneratorCores.toFixed(2)} | ${r.requestsPerProxyCoreSecond.toFixed(0)} |`);
   }
   return lines.join('\n');
 }

@@ -94,7 +94,7 @@ test('--workers 2 on a store that does not coordinate processes is refused, nami
 redisDescribe('--workers 2 on one Redis', () => {
   test('a burst for many chats is served without an error, one summary job per chat at a time across the processes', async () => {
     const server = await serve(
-      ['--upstream', upstream.baseURL, '--port', '0', '--workers', '2', '--store', redis.url, '--summarizer', 'llm', '--max-tokens', '900', '--fold-threads', '1', '--fold-thread-min-bytes', '2000', '--log-level', 'warn'],
+      ['--upstream', upstream.baseURL, '--port', '0', '--workers', '2', '--store', redis.url, '--summarizer', 'llm', '--max-context-tokens', '900', '--fold-threads', '1', '--fold-thread-min-bytes', '2000', '--log-level', 'warn'],
       { CTXFOLD_LLM_BASE_URL: upstream.baseURL, CTXFOLD_LLM_MODEL: 'fold-model' },
     );
     const statuses: number[] = [];

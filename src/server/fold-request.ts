@@ -73,7 +73,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
 
   let raw: Buffer;
   try {
-    raw = await readBody(req, options.maxBodyBytes);
+    raw = await readBody(req, options.maxBodyBytes, ctx.threads?.minBytes);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
       sendError(res, route.errors, { status: 413, message: error.message, code: 'ctxfold_body_too_large' }, { connection: 'close' });

@@ -30,12 +30,14 @@ export type ThreadFold = Extract<FoldAnswer, { kind: 'folded' }>;
 
 /** The proxy's fold threads (see fold-worker.ts). */
 export interface FoldThreads {
-  /** True when a body of `bytes` bytes is folded in a thread (`foldThreadMinBytes` or more). */
+  /** Bodies of this many bytes or more fold in a thread (`foldThreadMinBytes`). */
+  readonly minBytes: number;
+  /** True when a body of `bytes` bytes is folded in a thread (`minBytes` or more). */
   takes(bytes: number): boolean;
   /**
    * Folds a request body in a thread, reading the chat's state through `getState` on this
    * thread; undefined when this thread must read the body itself (see `FoldAnswer`). `raw` is
-   * copied, never changed.
+   * never changed (shared with the thread when it lies in a `SharedArrayBuffer`, else copied).
    */
   fold(route: FoldRoute, headers: IncomingHttpHeaders, tenant: string, raw: Uint8Array): Promise<ThreadFold | undefined>;
   /** Folds summary jobs in the threads (present when the proxy's summarizer can be rebuilt there: the built-in extractive one). */
@@ -57,11 +59,16 @@ export interface FoldThreadsOptions {
   readonly workerFile?: string;
 }
 
-/** A copy of `bytes` in an ArrayBuffer of its own, to hand to a thread. */
-function ownCopy(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+/**
+ * `bytes` as a thread is handed them: bytes in a `SharedArrayBuffer` (the proxy gathers large
+ * bodies in one, `readBody`) as they are, since posting them copies nothing; any others as a copy
+ * in an ArrayBuffer of its own, transferred (the caller keeps its bytes).
+ */
+function forThread(bytes: Uint8Array): { bytes: Uint8Array; transfer: ArrayBuffer[] } {
+  if (bytes.buffer instanceof SharedArrayBuffer) return { bytes, transfer: [] };
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
-  return copy;
+  return { bytes: copy, transfer: [copy.buffer] };
 }
 
 /** The script each thread runs, when it exists (it does in the built package; not when the sources run under a TypeScript loader). */
@@ -72,7 +79,7 @@ export function foldWorkerFile(): string | undefined {
 
 /**
  * Starts `threads` fold threads (piscina), each making its compressors from the proxy's options.
- * The body goes to a thread as bytes (a transferred copy), never as parsed objects; the chat's
+ * The body goes to a thread as bytes (shared, or a transferred copy), never as parsed objects; the chat's
  * state is read here and posted to the thread, which writes nothing. Undefined when the thread's
  * script is not there (`foldWorkerFile`).
  */
@@ -102,23 +109,24 @@ export function createFoldThreads(options: FoldThreadsOptions): FoldThreads | un
 
   const offload: JobOffload = {
     fold(chatId: string, history: BodyHistory, state: ChatState | undefined, signal: AbortSignal): Promise<OffloadedFold | undefined> {
-      const bytes = ownCopy(history.bytes);
+      const { bytes, transfer } = forThread(history.bytes);
       const task: JobTask = { bytes, route: history.where.route ?? '', model: history.where.model, chatId, ...(state === undefined ? {} : { state }) };
-      return piscina.run(task, { name: 'job', transferList: [bytes.buffer], signal });
+      return piscina.run(task, { name: 'job', transferList: transfer, signal });
     },
   };
 
   return {
+    minBytes: options.minBytes,
     takes: (bytes) => bytes >= options.minBytes,
     async fold(route, headers, tenant, raw) {
-      const bytes = ownCopy(raw);
+      const { bytes, transfer } = forThread(raw);
       const { port1, port2 } = new MessageChannel();
       answerState(port1);
       const named: IncomingHttpHeaders = {};
       for (const name of chatHeaders) if (headers[name] !== undefined) named[name] = headers[name];
       const task: FoldTask = { bytes, route: route.name, headers: named, tenant, port: port2 };
       try {
-        const answer = (await piscina.run(task, { name: 'fold', transferList: [bytes.buffer, port2] })) as FoldAnswer;
+        const answer = (await piscina.run(task, { name: 'fold', transferList: [...transfer, port2] })) as FoldAnswer;
         return answer.kind === 'folded' ? answer : undefined;
       } finally {
         port1.close();

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { constants, setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { InputError, StoreError } from '../errors.js';
 import { isFields } from '../runtime/endpoints.js';
@@ -21,6 +22,15 @@ import { viewBody } from './view-body.js';
  */
 
 const settings = workerData as FoldThreadSettings;
+
+// Below the serving thread: on a busy host the fold of one large chat gives way to the requests
+// of every other (on Linux the nice value is the calling thread's own). Left as it is where the
+// system refuses.
+try {
+  setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+} catch {
+  // not permitted here: the thread runs at the process's priority
+}
 const MAIN: FoldAnswer = { kind: 'main' };
 
 /** How the current task reads a chat's state (one task runs at a time in a thread). */
