@@ -254,6 +254,8 @@ async function main(): Promise<void> {
   if (process.argv.includes('--economy')) return economyOnly(quick);
   if (process.argv.includes('--small')) return smallOnly(quick);
   if (process.argv.includes('--libraries')) return (await import('./libraries.js')).compareLibraries();
+  if (process.argv.includes('--proxy-stalls')) return (await import('./proxy-stalls.js')).writeProxyStalls();
+  if (process.argv.includes('--proxy-workers')) return (await import('./proxy-workers.js')).writeProxyWorkers();
   const config = quick ? QUICK : FULL;
   const machine = machineInfo();
   const versions = {

@@ -59,6 +59,12 @@ export interface CliOptions {
   upstreamKeepAliveMs?: number;
   /** serve: summary jobs waiting for a slot, at most, per window. */
   maxQueuedJobs?: number;
+  /** serve: threads folding large bodies and their jobs (0: none). */
+  foldThreads?: number;
+  /** serve: bodies of at least this many bytes fold in a thread. */
+  foldThreadMinBytes?: number;
+  /** serve: processes sharing the port. */
+  workers?: number;
   logLevel?: string;
   /** inspect: the HTML page to write. */
   html?: string;
@@ -373,6 +379,21 @@ export const FLAGS: readonly FlagSpec[] = [
     long: 'max-queued-jobs', value: { name: 'N' },
     help: { serve: { summary: 'summary jobs waiting for a slot, at most, per window; when full, a request is served as always and its chat\'s job is not queued (it asks again on its next request); 0: run a job only on a free slot', fallback: `${defaultMaxQueuedJobs(2)} (16 per concurrent job)` } },
     apply: (o, raw, flag) => { o.maxQueuedJobs = integer(flag, raw, 0); },
+  },
+  {
+    long: 'fold-threads', value: { name: 'N' },
+    help: { serve: { summary: 'threads that fold large request bodies, and their summary jobs, off the thread serving every request; 0: fold everything there (as --recall does; with --summarizer llm only the requests fold in threads)', fallback: 'one per core beyond the first, 1 to 4' } },
+    apply: (o, raw, flag) => { o.foldThreads = integer(flag, raw, 0); },
+  },
+  {
+    long: 'fold-thread-min-bytes', value: { name: 'N' },
+    help: { serve: { summary: 'request bodies of at least this many bytes fold in a thread; smaller ones fold where they are served (a thread hop costs more than folding them)', fallback: String(256 * 1024) } },
+    apply: (o, raw, flag) => { o.foldThreadMinBytes = integer(flag, raw, 0); },
+  },
+  {
+    long: 'workers', value: { name: 'N' },
+    help: { serve: { summary: 'processes serving the port (node:cluster), to use every core; more than 1 needs --store redis://HOST:PORT, which keeps one summary job per chat across them', fallback: '1' } },
+    apply: (o, raw, flag) => { o.workers = integer(flag, raw, 1); },
   },
   {
     long: 'upstream-timeout-ms', value: { name: 'N' },

@@ -1,6 +1,7 @@
 import { InputError, StoreError } from '../errors.js';
 import type { CliOptions } from './args.js';
 import { CliError, EXIT } from './cli-error.js';
+import { isServeWorker } from '../server/cluster.js';
 
 /** The line printed on standard output once the proxy listens (tests and scripts read the URL from it). */
 export const LISTENING_LINE = 'ctxfold serve listening on';
@@ -40,7 +41,8 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
   let server;
   try {
     const config = options.config !== undefined ? await readConfigFile(options.config) : undefined;
-    const summarizer = options.summarizer === 'none' ? null : summarizerOf(options.summarizer, createTokenCounter({ model: options.model }), env);
+    // The extractive one is the server's own default (counting with --model), which fold threads rebuild.
+    const summarizer = options.summarizer === 'none' ? null : options.summarizer === 'extractive' ? undefined : summarizerOf(options.summarizer, createTokenCounter({ model: options.model }), env);
     server = await startServer({
       upstream: options.upstream,
       port: options.port,
@@ -58,7 +60,7 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       store: options.store,
       recall: options.recall,
       ui: options.ui,
-      summarizer: summarizer ?? null,
+      summarizer,
       upstreamKey,
       tenantHeader: options.tenantHeader,
       chatIdHeader: options.chatIdHeader,
@@ -67,6 +69,9 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
       upstreamTimeoutMs: options.upstreamTimeoutMs,
       upstreamKeepAliveMs: options.upstreamKeepAliveMs,
       maxQueuedJobs: options.maxQueuedJobs,
+      foldThreads: options.foldThreads,
+      foldThreadMinBytes: options.foldThreadMinBytes,
+      workers: options.workers,
       logLevel: options.logLevel as never,
     });
   } catch (error) {
@@ -78,7 +83,8 @@ export async function runServe(options: CliOptions, env: NodeJS.ProcessEnv = pro
     }
     throw error;
   }
-  process.stdout.write(`${LISTENING_LINE} ${server.url}\n`);
+  // Said once, by the process the user started (not by each --workers process).
+  if (!isServeWorker()) process.stdout.write(`${LISTENING_LINE} ${server.url}\n`);
 
   const running = server;
   return new Promise<number>((resolve) => {

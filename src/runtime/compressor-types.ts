@@ -15,6 +15,8 @@ import type { TriggerOutcome } from './scheduler.js';
 import type { SummarySkippedEvent } from './lease-job.js';
 import type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './summary-job.js';
 import type { RecallOptions } from '../recall/options.js';
+import type { BodyHistory } from './body-history.js';
+import type { JobOffload } from './job-offload.js';
 import type { RecallAnswer } from '../recall/resolve.js';
 import type { ReadResponse } from '../recall/wrap-reader.js';
 
@@ -26,6 +28,11 @@ export interface CompressorOptions<Req = ChatRequest> extends Omit<CompressOptio
   summarizer?: Summarizer | null;
   /** Summary jobs running at once across chats. Default 2. */
   concurrency?: number;
+  /**
+   * Where summary jobs on a history given as body bytes (`BodyHistory`, to `afterResponse`) fold:
+   * a worker thread (the proxy's fold threads). Jobs on messages fold here as always.
+   */
+  offload?: JobOffload;
   /** A summary job is aborted after this long. Default 120 000 ms. */
   jobTimeoutMs?: number;
   /**
@@ -209,12 +216,13 @@ export interface Compressor<Req extends ChatRequest = ChatRequest> {
   /**
    * What an adapter calls once the model answered a view from `compress`: records the provider's
    * billed input tokens against the view's count (calibration) and, when the plan asked for one,
-   * schedules the chat's background summary of `messages` (the full history, not the view). Never
+   * schedules the chat's background summary of `messages` (the full history, not the view; or the
+   * request body carrying it, `BodyHistory`, with `offload` set). Never
    * waits for a summarizer; `wrap` does exactly this after its handler returns. No summary is
    * scheduled while the head, system messages and kept tail alone fill the window (no view could
    * hold it), unless `recall` is on (the job keeps the originals it covers).
    */
-  afterResponse(chatId: string, messages: readonly unknown[], report: CompressResult<unknown>['report'], response?: ResponseFacts): void;
+  afterResponse(chatId: string, messages: readonly unknown[] | BodyHistory, report: CompressResult<unknown>['report'], response?: ResponseFacts): void;
   /**
    * Asks for a background summary of this history when it is over the threshold and a summary is
    * of use (as `afterResponse`). Never waits for it. `'backoff'`: passed over, the chat's last jobs

@@ -22,7 +22,10 @@ import { ChatScheduler, type ChatJob, type JobControl, type TriggerOutcome } fro
 import { JobCounts } from './job-counts.js';
 import { hasLeases } from '../store/lease.js';
 import { leasedJob, type SummarySkippedEvent } from './lease-job.js';
+import type { SummaryDoneEvent, SummaryStaleEvent, SummaryStartEvent } from './summary-job.js';
 import { runSummaryJob, type CoveredMessage } from './summary-job.js';
+import { isBodyHistory, type BodyHistory } from './body-history.js';
+import { FOLD_CONTEXT, runOffloadedJob, type LendsFoldContext } from './job-offload.js';
 import { keepNewestLines } from '../core/summary-fit.js';
 import { hasOriginals } from '../store/originals.js';
 import { resolveRecallOption } from '../recall/options.js';
@@ -38,6 +41,9 @@ import { usageOf, withEarlierUsage } from '../recall/usage-sum.js';
 
 export type { ChatJobState, CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
 import type { CompressorOptions, CompressorRecall, WrapOptions, RequestExtras, ResponseFacts, ChatRequest, CompressorEvents, CompressorStats, CompressorJobStats, Compressor } from './compressor-types.js';
+
+/** What a summary job folds: the messages, or the body bytes that carry them (folded by `options.offload`). */
+type JobInput = unknown[] | BodyHistory;
 
 /** Chats whose kept cleared results a compressor remembers (the most recent ones). */
 const KEPT_CLEARED_CHATS = 1000;
@@ -105,24 +111,30 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
   // Job counts for stats().jobs (counts only).
   const jobCounts = new JobCounts();
 
-  const fold = (jobStore: StateStore, chatId: string, messages: unknown[], signal: AbortSignal, control: JobControl) => runSummaryJob({
-    store: jobStore,
-    summarizer: summarizer!,
-    planning,
-    onStart: (e) => emit('summary:start', e),
-    onDone: (e) => emit('summary:done', e),
-    onStale: (e) => emit('summary:stale', e),
+  const jobHooks = (control: JobControl) => ({
+    onStart: (e: SummaryStartEvent) => emit('summary:start', e),
+    onDone: (e: SummaryDoneEvent) => emit('summary:done', e),
+    onStale: (e: SummaryStaleEvent) => emit('summary:stale', e),
     onCommitting: () => control.committing(),
-    onCovered: recall ? async (chatId, covered) => { await saveOriginals(chatId, covered); } : undefined,
-  }, chatId, messages, signal);
+  });
+  // A history held as its body's bytes is folded by the offload (a worker thread), committed here.
+  const fold = (jobStore: StateStore, chatId: string, messages: JobInput, signal: AbortSignal, control: JobControl) => (isBodyHistory(messages)
+    ? runOffloadedJob(o.offload!, jobStore, jobHooks(control), chatId, messages, signal)
+    : runSummaryJob({
+      store: jobStore,
+      summarizer: summarizer!,
+      planning,
+      ...jobHooks(control),
+      onCovered: recall ? async (chatId, covered) => { await saveOriginals(chatId, covered); } : undefined,
+    }, chatId, messages, signal));
   // A store that grants leases (RedisStore): each job runs only under its chat's lease, so
   // processes sharing the store never fold one chat at once; a chat leased elsewhere is skipped.
   const onSkipped = (e: SummarySkippedEvent) => emit('summary:skipped', e);
-  const job: ChatJob<unknown[]> = hasLeases(store)
-    ? (chatId, messages, signal, control) => leasedJob(store, (s: StateStore, id: string, m: unknown[], sig: AbortSignal) => fold(s, id, m, sig, control), { onSkipped })(chatId, messages, signal, control)
+  const job: ChatJob<JobInput> = hasLeases(store)
+    ? (chatId, messages, signal, control) => leasedJob(store, (s: StateStore, id: string, m: JobInput, sig: AbortSignal) => fold(s, id, m, sig, control), { onSkipped })(chatId, messages, signal, control)
     : (chatId, messages, signal, control) => fold(store, chatId, messages, signal, control);
 
-  const scheduler = new ChatScheduler<unknown[]>(
+  const scheduler = new ChatScheduler<JobInput>(
     (chatId, messages, signal, control) => (jobCounts.started(chatId), job(chatId, messages, signal, control).finally(() => jobCounts.finished(chatId))),
     { concurrency: o.concurrency, jobTimeoutMs: o.jobTimeoutMs, maxQueuedJobs: o.maxQueuedJobs },
     {
@@ -309,14 +321,15 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
     return report.summarize !== undefined && summaryUseful(report) && foldsEnough(report);
   }
 
-  function schedule(chatId: string, messages: readonly unknown[]): TriggerOutcome | 'not-needed' {
+  function schedule(chatId: string, messages: readonly unknown[] | BodyHistory): TriggerOutcome | 'not-needed' {
     if (!summarizer || threshold === undefined) return 'not-needed';
+    if (isBodyHistory(messages) && o.offload === undefined) throw new InputError('messages', 'a history held as body bytes needs options.offload (a worker that reads it); pass the messages instead');
     // The job works on the history as it is now: the caller may edit or replace its messages
     // while the job runs, and the ids it commits must be those of what it summarized.
-    return jobCounts.triggered(chatId, () => scheduler.trigger(chatId, messages.slice()));
+    return jobCounts.triggered(chatId, () => scheduler.trigger(chatId, isBodyHistory(messages) ? messages : messages.slice()));
   }
 
-  function afterResponse(chatId: string, messages: readonly unknown[], report: CompressResult<unknown>['report'], response?: ResponseFacts): void {
+  function afterResponse(chatId: string, messages: readonly unknown[] | BodyHistory, report: CompressResult<unknown>['report'], response?: ResponseFacts): void {
     const billed = response?.billedInputTokens;
     if (typeof billed === 'number' && Number.isFinite(billed) && billed > 0) {
       const model = typeof response?.model === 'string' && response.model !== '' ? response.model : o.model ?? 'default';
@@ -335,7 +348,7 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       : Promise.reject(new InputError('options.recall', 'the store keeps no originals'))),
   } : undefined;
 
-  return {
+  const made: Compressor<Req> & LendsFoldContext = {
     wrap<R extends Req, Res>(handler: (request: R) => Promise<Res>, wrapOptions?: WrapOptions<Res>) {
       // Checked once, when wrapping; ignored with recall off (no recall call can come).
       const reader = recallApi && wrapOptions?.readResponse !== undefined ? responseReader<Res>(wrapOptions.readResponse, format) : undefined;
@@ -388,6 +401,8 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       jobCounts.clear();
       await store.close();
     },
+    // A worker folding for an offload plans and summarizes exactly as this compressor does.
+    [FOLD_CONTEXT]: () => (summarizer ? { summarizer, planning } : undefined),
     stats: () => ({ ...counters, calibration: calibration.stats(), jobs: jobCounts.stats({ queued: scheduler.queued, queuedPeak: scheduler.queuedPeak, maxQueuedJobs: scheduler.maxQueuedJobs }) }),
     jobState: (chatId) => jobCounts.stateOf(chatId),
     on(event, listener) {
@@ -395,4 +410,5 @@ export function createCompressor<Req extends ChatRequest = ChatRequest>(options:
       return () => events.off(event, listener as (payload: unknown) => void);
     },
   };
+  return made;
 }

@@ -115,6 +115,7 @@ const compressorSchema = z.strictObject({
     error: (issue) => `must be a Summarizer (an object with summarize()) or null, got ${describe(issue.input)}`,
   }).optional(),
   concurrency: integer(1),
+  offload: withMethods('a JobOffload (an object with fold())', ['fold']),
   jobTimeoutMs: integer(1),
   maxQueuedJobs: integer(0),
   summaryFailMode: z.enum(['silent', 'raise'], { error: (issue) => `must be "silent" or "raise", got ${describe(issue.input)}` }).optional(),

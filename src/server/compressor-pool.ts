@@ -27,6 +27,8 @@ export interface PoolOptions {
   readonly maxQueuedJobs?: number;
   /** Recall, as `createCompressor` takes it (the store must keep originals). */
   readonly recall?: CompressorOptions['recall'];
+  /** Where summary jobs on a body's bytes fold (the fold threads), as `createCompressor` takes it. */
+  readonly offload?: CompressorOptions['offload'];
   /** Called once for each compressor the pool makes (to subscribe to its events). */
   readonly onCreate?: (compressor: Compressor, limits: ResolvedLimits) => void;
 }
@@ -130,6 +132,7 @@ export function createCompressorPool(options: PoolOptions): CompressorPool {
         jobTimeoutMs: options.jobTimeoutMs,
         maxQueuedJobs: options.maxQueuedJobs,
         recall: options.recall,
+        offload: options.offload,
       });
       compressor.on('summary:abandoned', (e) => { abandoned[e.stage]++; });
       byWindow.set(key, compressor);

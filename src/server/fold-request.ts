@@ -22,6 +22,9 @@ import { tenantOf } from './tenant.js';
 import type { UpstreamAgent } from './upstream-agent.js';
 import type { UpstreamKey } from './upstream.js';
 import { usageWatch, type UsageWatch } from './usage-watch.js';
+import { viewBody } from './view-body.js';
+import type { FoldThreads, ThreadFold } from './fold-threads.js';
+import { bodyHistory } from '../runtime/body-history.js';
 
 /** Bodies kept per tenant and route for requests that name no chat (their next body is read against the one it shares the most with). */
 const UNNAMED_CHAT_BODIES = 8;
@@ -36,6 +39,8 @@ export interface ProxyContext {
   readonly agent: UpstreamAgent;
   /** Reads request bodies, reusing what a chat's previous body parsed. */
   readonly bodies: BodyReuse;
+  /** Fold threads for large bodies (see fold-threads.ts); absent: every body folds on this thread. */
+  readonly threads?: FoldThreads;
 }
 
 /** The key the proxy adds for `route`, when it holds one: Anthropic's header on its route, a bearer token elsewhere. */
@@ -44,12 +49,6 @@ export function keyFor(options: ResolvedServerOptions, errors: FoldRoute['errors
   return { value: options.upstreamKey, header: errors === 'anthropic' ? 'x-api-key' : 'bearer' };
 }
 
-/** True when the view is the history itself: the same objects in the same order. */
-function unchanged(view: readonly unknown[], history: readonly unknown[]): boolean {
-  if (view.length !== history.length) return false;
-  for (let i = 0; i < view.length; i++) if (view[i] !== history[i]) return false;
-  return true;
-}
 
 /**
  * Serves one request of a folding route: reads the body (at most `maxBodyBytes`), replaces its
@@ -74,7 +73,7 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
 
   let raw: Buffer;
   try {
-    raw = await readBody(req, options.maxBodyBytes);
+    raw = await readBody(req, options.maxBodyBytes, ctx.threads?.minBytes);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
       sendError(res, route.errors, { status: 413, message: error.message, code: 'ctxfold_body_too_large' }, { connection: 'close' });
@@ -87,6 +86,22 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     throw error;
   }
   const tenant = tenantOf(req.headers, { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader });
+  const base = { upstream: options.upstream, agent: ctx.agent, path: url.pathname, search: url.search, method: 'POST', key: keyFor(options, route.errors), timeoutMs: options.upstreamTimeoutMs, errors: route.errors, clientGone };
+  type Report = CompressResult<unknown>['report'];
+  let fold: { chatId: string; source: string; report: Report; compressorAfter: (facts: { billedInputTokens?: number }, last?: Report) => void; recall?: RecallExchange } | undefined;
+  let outBody: Uint8Array = raw;
+  let contentType: string | undefined;
+  let model: string | undefined;
+  let streamed = false;
+  // A large body folds in a thread, as bytes: this thread, which serves every chat, never parses it.
+  const threaded = ctx.threads?.takes(raw.byteLength) ? await foldInThread(ctx, route, req, raw, tenant) : undefined;
+  if (threaded) {
+    ({ fold, model } = threaded);
+    if (threaded.body) {
+      outBody = threaded.body;
+      contentType = 'application/json';
+    }
+  } else {
   let body: unknown;
   try {
     // Keyed by tenant and the chat's header when sent: a chat's next body parses only what it
@@ -102,7 +117,6 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     return done(400, { problem: 'body not an object' });
   }
 
-  const base = { upstream: options.upstream, agent: ctx.agent, path: url.pathname, search: url.search, method: 'POST', key: keyFor(options, route.errors), timeoutMs: options.upstreamTimeoutMs, errors: route.errors, clientGone };
   /** A history ctxfold cannot read: 400, the body field named when the error names one. */
   const refuse = (error: InputError) => {
     const param = bodyPath(route, error.path);
@@ -124,11 +138,8 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     return done(result.status, { folded: false, complete: result.complete, problem: result.problem });
   }
 
-  const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
-  type Report = CompressResult<unknown>['report'];
-  let fold: { chatId: string; source: string; report: Report; compressorAfter: (facts: { billedInputTokens?: number }, last?: Report) => void; recall?: RecallExchange } | undefined;
-  let outBody: Uint8Array = raw;
-  let contentType: string | undefined;
+  model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
+  streamed = body.stream === true;
   try {
     const chat = chatOf(req.headers, body, history, tenant, options.chatIdHeader);
     const { compressor } = ctx.pool.forModel(model);
@@ -137,8 +148,9 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     const extras = { ...route.endpoint.extras(body), ...(compressor.recall && !dialect ? { recall: false } : {}) };
     const { messages: view, report, tools } = await compressor.compress(chat.chatId, history as unknown[], extras);
     logRepairs(logger, route, tenant, chat.chatId, report.repaired);
-    if (!unchanged(view, history) || tools) {
-      outBody = Buffer.from(JSON.stringify({ ...(body as Fields), [route.endpoint.listField]: view, ...(tools ? { tools } : {}) }), 'utf8');
+    const out = viewBody(body, route.endpoint.listField, history, view, tools);
+    if (out) {
+      outBody = out;
       contentType = 'application/json';
     }
     fold = {
@@ -154,12 +166,13 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     // Nothing is lost to a failure of ctxfold itself: the request goes out as it came.
     logger.error({ route: route.name, tenant, err: { name: (error as Error)?.name, message: (error as Error)?.message } }, 'compress failed: forwarding the request untouched');
   }
+  }
   metrics.proxyOverhead(route.name, (performance.now() - started) / 1000);
 
   let watch: UsageWatch | undefined;
   let recalled: RecallExchangeResult | undefined;
   const exchange = fold?.recall;
-  const answering = body.stream === true ? forwardStreamAnsweringRecall : forwardAnsweringRecall;
+  const answering = streamed ? forwardStreamAnsweringRecall : forwardAnsweringRecall;
   const result: ForwardResult = exchange ? (recalled = await answering(req, res, { ...base, body: outBody, contentType }, exchange)) : await forward(req, res, {
     ...base,
     body: outBody,
@@ -199,4 +212,39 @@ export async function serveFold(ctx: ProxyContext, route: FoldRoute, req: Incomi
     complete: result.complete,
     problem: result.problem,
   });
+}
+
+/**
+ * Folds a large body in a fold thread: the chat, the report and the body to send, with what the
+ * compressor does after the answer (its job on the body's bytes, folded in a thread too when the
+ * threads fold jobs). Undefined when this thread must read the body itself: the thread said so
+ * (not JSON, no history, a history ctxfold refuses), or failed (logged).
+ */
+async function foldInThread(ctx: ProxyContext, route: FoldRoute, req: IncomingMessage, raw: Buffer, tenant: string) {
+  const { logger, metrics } = ctx;
+  let answer: ThreadFold | undefined;
+  try {
+    answer = await ctx.threads!.fold(route, req.headers, tenant, raw);
+  } catch (error) {
+    logger.warn({ route: route.name, tenant, err: { name: (error as Error)?.name, message: (error as Error)?.message } }, 'fold thread failed: folding on the serving thread');
+    return undefined;
+  }
+  if (answer === undefined) return undefined;
+  const { chatId, source, model, report } = answer;
+  for (const w of answer.warnings) logger.warn({ code: w.code, chat: fingerprintText(chatId) }, w.message);
+  logRepairs(logger, route, tenant, chatId, report.repaired);
+  metrics.tokens(route.name, report.tokensBefore, report.tokensAfter);
+  const { compressor } = ctx.pool.forModel(model);
+  // The job reads the history out of the body's bytes; with jobs folded here, out of a parse of them.
+  const history = ctx.threads!.offload ? bodyHistory(raw, { route: route.name, model }) : undefined;
+  // Without, only a plan that asks for a summary parses it here (a model-written summarizer's job).
+  const compressorAfter = (facts: { billedInputTokens?: number }, last = report) => {
+    compressor.afterResponse(chatId, history ?? (last.summarize ? parsedHistory(route, raw) : []), last, { billedInputTokens: facts.billedInputTokens, model });
+  };
+  return { model, body: answer.body, fold: { chatId, source, report, compressorAfter } };
+}
+
+/** The history of a body already read and found to carry one (a job folded on this thread). */
+function parsedHistory(route: FoldRoute, raw: Buffer): readonly unknown[] {
+  return routeHistory(route, JSON.parse(raw.toString('utf8')) as Fields) ?? [];
 }

@@ -11,6 +11,8 @@ import { checkStoreSpec, DEFAULT_STORE } from './open-store.js';
 import { DEFAULT_MAX_BODY_BYTES } from './read-body.js';
 import { DEFAULT_TENANT_HEADER } from './tenant.js';
 import { CHAT_ID_HEADER } from './chat-id.js';
+import { checkWorkers } from './workers-option.js';
+import { DEFAULT_FOLD_THREAD_MIN_BYTES, defaultFoldThreads } from './fold-threads.js';
 
 /** Options of `startServer` (and of `ctxfold serve`, flag for flag). */
 export interface ServerOptions {
@@ -50,7 +52,7 @@ export interface ServerOptions {
   config?: ProxyConfig;
   /** Where summaries live: a store, or `sqlite:PATH`, `redis://HOST:PORT`, `memory`. Default `sqlite:./ctxfold.db`. */
   store?: StateStore | string;
-  /** Who writes summaries (default: the extractive summarizer, no network); null: none. */
+  /** Who writes summaries (default: the extractive summarizer, no network, counting with `tokenizerModel`); null: none. */
   summarizer?: Summarizer | null;
   /**
    * Recall (`--recall`, off by default): the store keeps the originals each summary replaces, and on
@@ -113,6 +115,21 @@ export interface ServerOptions {
   logDestination?: LogDestination;
   /** A pino logger to use instead of making one. */
   logger?: Logger;
+  /**
+   * Threads that fold large request bodies and their summary jobs off the thread that serves
+   * every request (`--fold-threads`): 0 folds everything on that thread. Default: one per core
+   * beyond the first, at least 1, at most 4. Not with `recall`, nor with a summarizer other than
+   * the built-in extractive one that shortens summaries (both fold on the serving thread); with
+   * a model-written summarizer only the requests fold in threads (its jobs wait on the network).
+   */
+  foldThreads?: number;
+  /** Request bodies of at least this many bytes fold in a thread (`--fold-thread-min-bytes`). Default 262 144 (256 KiB). */
+  foldThreadMinBytes?: number;
+  /**
+   * Processes serving the port (`--workers`, node:cluster). Default 1. More than one needs a
+   * store that coordinates them (`redis://`): see docs/proxy.md.
+   */
+  workers?: number;
 }
 
 /** `ServerOptions` checked and with every default applied. */
@@ -129,6 +146,9 @@ export interface ResolvedServerOptions extends Omit<ServerOptions, 'upstream' | 
   readonly upstreamTimeoutMs: number;
   readonly upstreamKeepAliveMs: number;
   readonly shutdownGraceMs: number;
+  readonly foldThreads: number;
+  readonly foldThreadMinBytes: number;
+  readonly workers: number;
 }
 
 /** Default port of `ctxfold serve`. */
@@ -217,5 +237,8 @@ export function resolveServerOptions(options: ServerOptions): ResolvedServerOpti
     upstreamKeepAliveMs: count('upstreamKeepAliveMs', options.upstreamKeepAliveMs, 0) ?? DEFAULT_UPSTREAM_KEEP_ALIVE_MS,
     shutdownGraceMs: count('shutdownGraceMs', options.shutdownGraceMs, 0) ?? DEFAULT_SHUTDOWN_GRACE_MS,
     maxContextTokens: count('maxContextTokens', options.maxContextTokens, 1),
+    foldThreads: count('foldThreads', options.foldThreads, 0, 64) ?? defaultFoldThreads(),
+    foldThreadMinBytes: count('foldThreadMinBytes', options.foldThreadMinBytes, 0) ?? DEFAULT_FOLD_THREAD_MIN_BYTES,
+    workers: checkWorkers(options.workers, store),
   };
 }

@@ -26,9 +26,10 @@ export class BodyAbortedError extends CtxfoldError {
  * The whole request body, at most `limit` bytes. A `content-length` over the limit is refused
  * before anything is read; a body that grows past it while arriving is refused as soon as it does
  * and the rest is read and thrown away (so the client can still read the 413). Rejects with
- * `BodyTooLargeError` or `BodyAbortedError`.
+ * `BodyTooLargeError` or `BodyAbortedError`. A body of `sharedFrom` bytes or more is gathered in
+ * a `SharedArrayBuffer`, so a fold thread reads it where it lies (posting it copies nothing).
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, sharedFrom = Infinity): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -37,6 +38,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       return;
     }
     const chunks: Buffer[] = [];
+    // A large body of a declared length is written where it will stay as it arrives, so no
+    // single step copies all of it.
+    let shared = Number.isSafeInteger(declared) && declared >= sharedFrom ? Buffer.from(new SharedArrayBuffer(declared)) : undefined;
     let size = 0;
     let done = false;
     const finish = (error?: Error) => {
@@ -50,12 +54,19 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         chunks.length = 0;
         if (error instanceof BodyTooLargeError) req.resume();
         reject(error);
-      } else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      } else if (shared !== undefined) resolve(size === shared.length ? shared : shared.subarray(0, size));
+      else resolve(size >= sharedFrom ? sharedConcat(chunks, size) : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) finish(new BodyTooLargeError(limit));
-      else chunks.push(chunk);
+      else if (shared !== undefined && size <= shared.length) shared.set(chunk, size - chunk.length);
+      else {
+        // More than declared: what was written goes first, the rest is gathered as usual.
+        if (shared !== undefined) chunks.push(shared.subarray(0, size - chunk.length));
+        shared = undefined;
+        chunks.push(chunk);
+      }
     };
     const onEnd = () => finish();
     const onAborted = () => finish(new BodyAbortedError());
@@ -65,4 +76,15 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('aborted', onAborted);
     req.on('error', onError);
   });
+}
+
+/** `Buffer.concat` into a `SharedArrayBuffer` of its own. */
+function sharedConcat(chunks: readonly Buffer[], size: number): Buffer {
+  const out = Buffer.from(new SharedArrayBuffer(size));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
 }

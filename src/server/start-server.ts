@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createExtractiveSummarizer } from '../summarize/extractive.js';
+import { defaultSummarizer } from './default-summarizer.js';
 import type { StateStore } from '../store/state.js';
 import { createCompressorPool, type CompressorPool } from './compressor-pool.js';
 import { fingerprintText } from '../runtime/fingerprints.js';
@@ -20,6 +20,9 @@ import { serveUi, uiPage } from './ui-page.js';
 import { createBodyReuse } from './body-reuse.js';
 import { InFlight } from './in-flight.js';
 import { createUpstreamAgent } from './upstream-agent.js';
+import { startFoldThreads } from './start-fold-threads.js';
+import { answerPrimary, isServeWorker, startWorkers } from './cluster.js';
+import type { FoldThreadSettings } from './fold-thread-tasks.js';
 
 /** A running proxy. */
 export interface RunningServer {
@@ -57,15 +60,16 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
 export async function startServer(given: ServerOptions): Promise<RunningServer> {
   const options = resolveServerOptions(given);
   const logger = options.logger ?? createLogger(options.logLevel, options.logDestination);
+  // `workers`: this process forks the ones that serve (each runs this script, and so this call, again).
+  if (options.workers > 1 && !isServeWorker()) return startWorkers(options, logger);
   const inFlight = new InFlight();
   const opened = typeof options.store === 'string' ? await openStore(options.store) : { store: options.store };
   const store: StateStore = opened.store;
   if (opened.warning !== undefined) logger.warn({ store: 'redis' }, opened.warning);
   // The gauges read the pool when scraped, which is never before it exists.
   const bodies = createBodyReuse({ maxBytes: options.bodyMemoryBytes });
-  const metrics = createMetrics({ jobs: () => pool.jobs(), inFlight: () => inFlight.served, bodies: () => bodies.stats() });
-  const activity = new ChatActivity();
-  const pool: CompressorPool = createCompressorPool({
+  // What every compressor plans with, in this thread and in the fold threads alike.
+  const planning: FoldThreadSettings['pool'] = {
     config: options.config,
     maxContextTokens: options.maxContextTokens,
     compressionThresholdTokens: options.compressionThresholdTokens,
@@ -76,12 +80,19 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     toolOutputTrim: options.toolOutputTrim,
     tokenizerModel: options.tokenizerModel,
     repair: options.repair,
+  };
+  const threads = startFoldThreads(options, planning, store, logger);
+  const activity = new ChatActivity();
+  const metrics = createMetrics({ jobs: () => pool.jobs(), inFlight: () => inFlight.served, bodies: () => bodies.stats() });
+  const pool: CompressorPool = createCompressorPool({
+    ...planning,
     store,
-    summarizer: options.summarizer === undefined ? createExtractiveSummarizer() : options.summarizer,
+    summarizer: options.summarizer === undefined ? defaultSummarizer(options.tokenizerModel) : options.summarizer,
     concurrency: options.concurrency,
     jobTimeoutMs: options.jobTimeoutMs,
     maxQueuedJobs: options.maxQueuedJobs,
     recall: options.recall,
+    offload: threads?.offload,
     onCreate: (compressor, limits) => {
       metrics.watch(compressor);
       activity.watch(compressor);
@@ -94,11 +105,12 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
     // A wrong compressor option fails here, before anything listens.
     pool.forModel(undefined);
   } catch (error) {
+    await threads?.close();
     await store.close();
     throw error;
   }
   const agent = createUpstreamAgent(options.upstream, options.upstreamKeepAliveMs);
-  const ctx: ProxyContext = { options, pool, metrics, logger, agent, bodies };
+  const ctx: ProxyContext = { options, pool, metrics, logger, agent, bodies, threads };
   const chats: ChatSources = {
     store, activity, rule: { proxyHoldsKey: options.upstreamKey !== undefined, tenantHeader: options.tenantHeader },
     jobState: (chatId) => pool.all().map((c) => c.jobState(chatId)).reduce((a, b) => (a === 'running' || b === 'running' ? 'running' : a === 'queued' || b === 'queued' ? 'queued' : 'idle'), 'idle'),
@@ -182,6 +194,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   }).catch(async (error: unknown) => {
     agent.destroy();
     await pool.close(0);
+    await threads?.close();
     throw error;
   });
   server.on('error', (error) => logger.error({ err: { message: error.message } }, 'server error'));
@@ -191,7 +204,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
   logger.info({ url, upstream: options.upstream.origin, store: typeof options.store === 'string' ? options.store.replace(/\/\/[^@/]*@/, '//***@') : 'custom' }, 'listening');
 
   let closed: Promise<void> | undefined;
-  return {
+  const running: RunningServer = {
     url,
     port: address.port,
     drain: async () => {
@@ -214,6 +227,7 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
         const jobs = pool.jobs();
         logger.info({ waiting: jobs.waiting, running: jobs.running }, 'draining summary jobs');
         const ended = await pool.close(options.shutdownGraceMs);
+        await threads?.close();
         const { running, waiting } = ended.abandoned;
         logger.info(
           { finished: ended.finished, failed: ended.failed, abandonedRunning: running, abandonedWaiting: waiting },
@@ -224,5 +238,6 @@ export async function startServer(given: ServerOptions): Promise<RunningServer> 
       return closed;
     },
   };
+  if (isServeWorker()) answerPrimary(running);
+  return running;
 }
-
