@@ -213,9 +213,10 @@ describe('SqliteStore on a real file', () => {
     await track(SqliteStore.open(fresh)).close();
     const [a, b] = [new DatabaseSync(file(), { readOnly: true }), new DatabaseSync(fresh, { readOnly: true })];
     try {
-      const withColumn = before.map((r) => (r.name === 'chat_state' && typeof r.sql === 'string' ? { ...r, sql: r.sql.replace(/\) STRICT$/, ', compact_tokens INTEGER) STRICT') } : r));
+      const nameOf = (r: object) => (r as { name?: unknown }).name;
+      const withColumn = before.map((r) => (nameOf(r) === 'chat_state' && typeof r.sql === 'string' ? { ...r, sql: r.sql.replace(/\) STRICT$/, ', compact_tokens INTEGER) STRICT') } : r));
       expect(schemaOf(a)).toEqual(withColumn);
-      expect(schemaOf(b).map((r) => r.name)).toEqual(withColumn.map((r) => r.name));
+      expect(schemaOf(b).map(nameOf)).toEqual(withColumn.map(nameOf));
       expect((b.prepare('PRAGMA table_info(chat_state)').all() as { name: string }[]).map((c) => c.name)).toContain('compact_tokens');
       expect([pragma(a, 'user_version'), pragma(b, 'user_version')]).toEqual([4, 4]);
     } finally {
