@@ -149,14 +149,7 @@ export function historyModel<M>(s: HistorySource<M>): HistoryModel {
   const { input, lens, grouping, report, view } = s;
   const n = input.length;
   const readings = input.map((m) => lens.read(m));
-  const fate: Fate[] = new Array<Fate>(n);
-  for (let i = 0; i < n; i++) fate[i] = i < report.headEnd ? 'head' : i >= report.protectedStart ? 'tail' : 'middle';
-  if (report.heldUserTurn) for (let i = report.heldUserTurn.start; i < report.heldUserTurn.end; i++) fate[i] = 'held';
-  let lastLeftOut = -1;
-  for (const d of report.dropped) {
-    fate[d.index] = d.reason === 'summarized' ? 'summarized' : 'dropped';
-    lastLeftOut = Math.max(lastLeftOut, d.index);
-  }
+  const { fate, lastLeftOut } = fatesOf(report, n);
   const cleared = new Map(report.collapsed.map((c) => [c.index, c]));
   const own = new Set(s.original);
   const messages: MessageModel[] = readings.map((r, i) => {
@@ -171,21 +164,69 @@ export function historyModel<M>(s: HistorySource<M>): HistoryModel {
   });
   const groups: GroupModel[] = grouping.groups.map((g) => ({ start: g.start, end: g.end, kind: kindOf(grouping, g.index, readings), fate: fate[g.start] }));
 
-  // Where the timeline shows a message repair removed: before the first later input message kept as it was.
-  const originalIndex = new Map<M, number>();
-  s.original.forEach((m, k) => originalIndex.set(m, k));
-  const survivors = input.map((m) => originalIndex.get(m) ?? -1);
-  const repairs = report.repaired.map((a) => {
-    const at = survivors.findIndex((k) => k >= a.index);
-    return at < 0 ? a : { ...a, at };
-  });
+  const repairs = repairsPlaced(s);
 
   const keptSet = new Set(input.filter((_, i) => fate[i] !== 'summarized' && fate[i] !== 'dropped'));
   const viewText = view.map((m) => bodyOf(lens.read(m))).join('\n');
-  const text = summaryTextOf(view, keptSet, lens);
+  const summary = summaryModel(s, summaryTextOf(view, keptSet, lens));
+
+  const facts = factsModel(readings, fate, viewText);
+
+  return {
+    label: s.label,
+    format: report.format,
+    messages,
+    groups,
+    ...(lastLeftOut >= 0 && lastLeftOut + 1 < n ? { cut: lastLeftOut + 1 } : {}),
+    tokens: {
+      before: report.tokensBefore,
+      beforeExact: report.tokensBeforeExact,
+      after: report.tokensAfter,
+      ...(report.maxContextTokens === undefined ? {} : { window: report.maxContextTokens }),
+      ...(report.compressionThresholdTokens === undefined ? {} : { threshold: report.compressionThresholdTokens }),
+      reserved: report.reservedOutputTokens,
+      split: report.split,
+    },
+    ...(summary ? { summary } : {}),
+    facts,
+    validation: { profile: s.profile, issues: s.violations.map((v) => ({ rule: v.rule, message: v.message, viewIndex: v.index, ...viewToHistory(view, input, v.index) })) },
+    repairs,
+    notes: [...report.notes, ...(report.summary.note ? [report.summary.note] : [])],
+    overBudget: report.overBudget,
+  };
+}
+
+/** What became of each message (head, middle, tail, held, summarized, dropped), and the last one left out (-1: none). */
+function fatesOf(report: HistorySource<unknown>['report'], n: number): { fate: Fate[]; lastLeftOut: number } {
+  const fate: Fate[] = new Array<Fate>(n);
+  for (let i = 0; i < n; i++) fate[i] = i < report.headEnd ? 'head' : i >= report.protectedStart ? 'tail' : 'middle';
+  if (report.heldUserTurn) for (let i = report.heldUserTurn.start; i < report.heldUserTurn.end; i++) fate[i] = 'held';
+  let lastLeftOut = -1;
+  for (const d of report.dropped) {
+    fate[d.index] = d.reason === 'summarized' ? 'summarized' : 'dropped';
+    lastLeftOut = Math.max(lastLeftOut, d.index);
+  }
+  return { fate, lastLeftOut };
+}
+
+/** The repair actions, each with where the timeline shows a message repair removed: before the first later input message kept as it was. */
+function repairsPlaced<M>(s: HistorySource<M>): HistoryModel['repairs'] {
+  const originalIndex = new Map<M, number>();
+  s.original.forEach((m, k) => originalIndex.set(m, k));
+  const survivors = s.input.map((m) => originalIndex.get(m) ?? -1);
+  return s.report.repaired.map((a) => {
+    const at = survivors.findIndex((k) => k >= a.index);
+    return at < 0 ? a : { ...a, at };
+  });
+}
+
+/** The summary's section, its ledger lines pointing at the message each names; undefined when the view has no summary text. */
+function summaryModel<M>(s: HistorySource<M>, text: string | undefined): HistoryModel['summary'] {
+  const { report } = s;
+  const n = s.input.length;
   const start = report.headEnd;
   const covered = report.summary.applied ? report.summary.coveredMessages : 0;
-  const summary = text === undefined ? undefined : {
+  return text === undefined ? undefined : {
     text,
     ...(s.summarizer ? { summarizer: s.summarizer } : {}),
     start,
@@ -199,7 +240,11 @@ export function historyModel<M>(s: HistorySource<M>): HistoryModel {
       return target >= start && target < n ? { text: l, target } : { text: l };
     }),
   };
+}
 
+/** Facts of the messages left out (each once, where it first occurs), split by whether the view still says them. */
+function factsModel(readings: readonly Reading[], fate: readonly Fate[], viewText: string): HistoryModel['facts'] {
+  const n = readings.length;
   const kept: FactModel[] = [];
   const left: FactModel[] = [];
   let messagesRead = 0;
@@ -223,28 +268,7 @@ export function historyModel<M>(s: HistorySource<M>): HistoryModel {
   let leftOut = 0;
   for (let i = 0; i < n; i++) if (fate[i] === 'summarized' || fate[i] === 'dropped') leftOut++;
 
-  return {
-    label: s.label,
-    format: report.format,
-    messages,
-    groups,
-    ...(lastLeftOut >= 0 && lastLeftOut + 1 < n ? { cut: lastLeftOut + 1 } : {}),
-    tokens: {
-      before: report.tokensBefore,
-      beforeExact: report.tokensBeforeExact,
-      after: report.tokensAfter,
-      ...(report.maxContextTokens === undefined ? {} : { window: report.maxContextTokens }),
-      ...(report.compressionThresholdTokens === undefined ? {} : { threshold: report.compressionThresholdTokens }),
-      reserved: report.reservedOutputTokens,
-      split: report.split,
-    },
-    ...(summary ? { summary } : {}),
-    facts: { kept, left, messagesRead, capped: messagesRead < leftOut },
-    validation: { profile: s.profile, issues: s.violations.map((v) => ({ rule: v.rule, message: v.message, viewIndex: v.index, ...viewToHistory(view, input, v.index) })) },
-    repairs,
-    notes: [...report.notes, ...(report.summary.note ? [report.summary.note] : [])],
-    overBudget: report.overBudget,
-  };
+  return { kept, left, messagesRead, capped: messagesRead < leftOut };
 }
 
 /** `{ at }`: the history index of the view message at `k` when it is one of the history's own messages. */
