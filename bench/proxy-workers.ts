@@ -188,6 +188,10 @@ export function formatWorkers(rows: readonly WorkersRow[]): string {
     const one = rows.find((o) => o.traffic === r.traffic && o.workers === 1);
     lines.push(`| ${r.traffic} | ${r.workers} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms.toFixed(1)} | ${r.p99Ms.toFixed(1)} | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${one ? `${(r.requestsPerSecond / one.requestsPerSecond).toFixed(2)}x` : ''} | ${r.proxyCores.toFixed(2)} | ${r.loadGeneratorCores.toFixed(2)} | ${r.requestsPerProxyCoreSecond.toFixed(0)} |`);
   }
+  lines.push('');
+  for (const r of rows.filter((o) => o.workers === 1)) {
+    lines.push(`- ${r.traffic}: one worker process used ${r.proxyCores.toFixed(2)} cores (its serving thread and fold threads) and served ${r.requestsPerProxyCoreSecond.toFixed(0)} requests per core-second; with N workers on N times that many free cores, throughput would be about N x ${r.requestsPerSecond.toFixed(0)} requests/s, less what the shared Redis store and the load generator take. On this host the cores left beside the load generator, the stand-in and Redis cap it at what one worker already uses.`);
+  }
   return lines.join('\n');
 }
 
