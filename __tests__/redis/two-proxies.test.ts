@@ -25,7 +25,9 @@ const KEY = 'sk-two-proxies';
 const MODEL = 'load-model';
 const PREFIX = 'proxies:';
 const WINDOW = 900; // the workers' --max-tokens
-const LEASE_MS = 1200;
+// Long enough that a loaded host serves B's request and schedules its job before a killed A's
+// lease lapses (the kill test asserts B skips the chat while that lease stands).
+const LEASE_MS = 3000;
 const SUMMARY_MS = 30;
 const SUMMARY_TEXT = 'the earlier turns looked up records and compared them';
 const tenant = tenantOf({ authorization: `Bearer ${KEY}` }, { proxyHoldsKey: false, tenantHeader: DEFAULT_TENANT_HEADER });
